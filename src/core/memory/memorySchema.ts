@@ -1,0 +1,123 @@
+import { createFtsTableSql } from '../search/ftsSearch';
+import type { Operation } from '../store/journal';
+import type { StoreModule } from '../store/schema';
+import { queryRows, queryScalar, type Database } from '../store/sqlite';
+import { normalizeKey } from '../text/textRules';
+
+export const MEMORY_FTS = 'memory_fts';
+
+/** A fact saved: the ledger keeps every value; the newest per subject+predicate+scope is current. */
+export interface FactSaved extends Operation {
+  op: 'memory.fact.saved';
+  id: string;
+  subject: string;
+  predicate: string;
+  object: string;
+  scope: string;
+  source: string;
+  statement: string | null;
+  cites: string[];
+}
+
+/** A line appended to a day's log (a statement saved on its own, or the sentence behind a fact). */
+export interface NoteAdded extends Operation {
+  op: 'memory.note.added';
+  id: string;
+  path: string;
+  day: string;
+  text: string;
+  scope: string;
+  source: string;
+  timezone: string | null;
+  cites: string[];
+  factId: string | null;
+}
+
+const MIGRATIONS = [
+  `
+  CREATE TABLE facts (
+    id TEXT PRIMARY KEY,
+    subject TEXT NOT NULL,
+    subject_key TEXT NOT NULL,
+    predicate TEXT NOT NULL,
+    predicate_key TEXT NOT NULL,
+    object TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    source TEXT NOT NULL,
+    statement TEXT,
+    cites TEXT NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    superseded_at INTEGER,
+    superseded_by TEXT,
+    fts_docid INTEGER
+  );
+  CREATE INDEX facts_by_key ON facts(subject_key, predicate_key, scope, recorded_at);
+  CREATE TABLE notes (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    day TEXT NOT NULL,
+    text TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    source TEXT NOT NULL,
+    timezone TEXT,
+    cites TEXT NOT NULL,
+    fact_id TEXT,
+    created_at INTEGER NOT NULL,
+    fts_docid INTEGER
+  );
+  CREATE INDEX notes_by_day ON notes(day);
+  ${createFtsTableSql(MEMORY_FTS, ['ref'])}
+  `,
+];
+
+function applyFactSaved(db: Database, op: Operation): void {
+  const f = op as FactSaved;
+  const subjectKey = normalizeKey(f.subject);
+  const predicateKey = normalizeKey(f.predicate);
+  const current = queryRows(
+    db,
+    'SELECT id, fts_docid FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND superseded_at IS NULL',
+    [subjectKey, predicateKey, f.scope],
+  );
+  for (const { id, fts_docid: docid } of current) {
+    db.run('UPDATE facts SET superseded_at = ?, superseded_by = ?, fts_docid = NULL WHERE id = ?', [f.at, f.id, id as string]);
+    // Superseded values stay in the ledger (history) but leave the keyword index of current memory.
+    if (docid !== null) db.run(`DELETE FROM ${MEMORY_FTS} WHERE docid = ?`, [docid as number]);
+  }
+  db.run(`INSERT INTO ${MEMORY_FTS}(body, created_at, scope, ref) VALUES (?, ?, ?, ?)`, [
+    `${f.subject} ${f.predicate} ${f.object}`,
+    f.at,
+    f.scope,
+    `fact:${f.id}`,
+  ]);
+  const docid = lastRowId(db);
+  db.run(
+    `INSERT INTO facts(id, subject, subject_key, predicate, predicate_key, object, scope, source, statement, cites, recorded_at, fts_docid)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [f.id, f.subject, subjectKey, f.predicate, predicateKey, f.object, f.scope, f.source, f.statement, JSON.stringify(f.cites), f.at, docid],
+  );
+}
+
+function applyNoteAdded(db: Database, op: Operation): void {
+  const n = op as NoteAdded;
+  db.run(`INSERT INTO ${MEMORY_FTS}(body, created_at, scope, ref) VALUES (?, ?, ?, ?)`, [n.text, n.at, n.scope, n.id]);
+  const docid = lastRowId(db);
+  db.run(
+    `INSERT INTO notes(id, path, day, text, scope, source, timezone, cites, fact_id, created_at, fts_docid)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [n.id, n.path, n.day, n.text, n.scope, n.source, n.timezone, JSON.stringify(n.cites), n.factId, n.at, docid],
+  );
+}
+
+function lastRowId(db: Database): number {
+  return Number(queryScalar(db, 'SELECT last_insert_rowid()'));
+}
+
+export const memoryModule: StoreModule = {
+  name: 'memory',
+  migrations: MIGRATIONS,
+  appliers: {
+    'memory.fact.saved': applyFactSaved,
+    'memory.note.added': applyNoteAdded,
+  },
+};

@@ -1,0 +1,112 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { StoreBusyError } from './errors';
+
+/** A lock file older than this with no readable owner was left by a crash between create and write. */
+const OWNERLESS_STALE_MS = 2_000;
+const MAX_WAIT_MS = 15_000;
+
+/**
+ * Cross-process mutex over one file, created with O_EXCL and naming its owner's pid.
+ * A lock whose owner died (kill -9) is taken over at once, not after a timeout, because the
+ * pid is checked. Durability never depends on this lock: journal appends are single
+ * O_APPEND writes; the lock only serialises "read the latest state, validate, append".
+ */
+export class FileLock {
+  private readonly me = `${process.pid} ${os.hostname()} ${randomBytes(6).toString('hex')}`;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly lockPath: string) {}
+
+  /** Runs `fn` holding the lock; callers in this process queue behind each other first. */
+  async withLock<T>(fn: () => T): Promise<T> {
+    const previous = this.queue;
+    let release!: () => void;
+    this.queue = new Promise<void>((r) => (release = r));
+    await previous;
+    try {
+      await this.acquire();
+      try {
+        return fn();
+      } finally {
+        this.release();
+      }
+    } finally {
+      release();
+    }
+  }
+
+  private async acquire(): Promise<void> {
+    const started = Date.now();
+    let delay = 0.2;
+    for (;;) {
+      if (this.tryCreate()) return;
+      this.removeIfStale();
+      if (Date.now() - started > MAX_WAIT_MS) {
+        throw new StoreBusyError(`store is busy: ${this.lockPath} held by "${this.readOwner() ?? 'unknown'}" for over ${MAX_WAIT_MS} ms`);
+      }
+      await sleep(delay);
+      delay = Math.min(delay * 2, 20);
+    }
+  }
+
+  private tryCreate(): boolean {
+    try {
+      const fd = fs.openSync(this.lockPath, 'wx');
+      try {
+        fs.writeSync(fd, this.me);
+      } finally {
+        fs.closeSync(fd);
+      }
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  }
+
+  private release(): void {
+    // Only remove the lock if it is still ours: a peer may have judged us dead and taken it.
+    if (this.readOwner() === this.me) fs.rmSync(this.lockPath, { force: true });
+  }
+
+  private readOwner(): string | undefined {
+    try {
+      return fs.readFileSync(this.lockPath, 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
+  private removeIfStale(): void {
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(this.lockPath);
+    } catch {
+      return;
+    }
+    const owner = this.readOwner();
+    const stale = owner ? ownerIsDead(owner) : Date.now() - stat.mtimeMs > OWNERLESS_STALE_MS;
+    if (!stale) return;
+    // Re-read just before removing, so a lock freshly re-taken by a live peer is left alone.
+    if (this.readOwner() === owner) fs.rmSync(this.lockPath, { force: true });
+  }
+}
+
+function ownerIsDead(owner: string): boolean {
+  const [pidText, host] = owner.split(' ');
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  if (host !== os.hostname()) return false; // another machine on a shared disk: cannot tell, wait
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,55 @@
+import type { Database } from './sqlite';
+import type { Operation } from './journal';
+
+/** How one aggregate applies a journal operation to the database. Must be deterministic. */
+export type Applier = (db: Database, op: Operation) => void;
+
+/**
+ * What an aggregate (memory, history, chapters…) contributes to the store: its tables, as an
+ * append-only list of migrations, and the operations it knows how to apply.
+ */
+export interface StoreModule {
+  name: string;
+  migrations: readonly string[];
+  appliers: Readonly<Record<string, Applier>>;
+}
+
+const CORE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+export function migrate(db: Database, modules: readonly StoreModule[]): void {
+  db.exec(CORE_SCHEMA);
+  for (const mod of modules) {
+    const key = `schema:${mod.name}`;
+    const done = Number(readMeta(db, key) ?? '0');
+    if (done > mod.migrations.length) {
+      throw new Error(`store schema "${mod.name}" is at version ${done}, newer than this build knows (${mod.migrations.length}); update Recollect`);
+    }
+    for (let v = done; v < mod.migrations.length; v++) {
+      db.exec('BEGIN');
+      try {
+        db.exec(mod.migrations[v] as string);
+        writeMeta(db, key, String(v + 1));
+        db.exec('COMMIT');
+      } catch (err) {
+        db.exec('ROLLBACK');
+        throw err;
+      }
+    }
+  }
+}
+
+export function readMeta(db: Database, key: string): string | undefined {
+  const stmt = db.prepare('SELECT value FROM meta WHERE key = ?');
+  try {
+    stmt.bind([key]);
+    return stmt.step() ? String(stmt.get()[0]) : undefined;
+  } finally {
+    stmt.free();
+  }
+}
+
+export function writeMeta(db: Database, key: string, value: string): void {
+  db.run('INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', [key, value]);
+}

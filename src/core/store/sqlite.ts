@@ -1,0 +1,42 @@
+import * as fs from 'node:fs';
+import initSqlJs, { type Database, type SqlJsStatic, type SqlValue } from 'sql.js';
+
+export type { Database, SqlValue, Statement, BindParams } from 'sql.js';
+
+const loaded = new Map<string, Promise<SqlJsStatic>>();
+
+/** Loads the sql.js wasm once per process; the caller says where the wasm lives (dist/ or node_modules). */
+export function loadSqlJs(wasmPath: string): Promise<SqlJsStatic> {
+  let p = loaded.get(wasmPath);
+  if (!p) {
+    // Handing sql.js the bytes avoids its fetch/locateFile guesswork inside bundles.
+    const wasmBinary = fs.readFileSync(wasmPath);
+    p = initSqlJs({ wasmBinary: wasmBinary.buffer.slice(wasmBinary.byteOffset, wasmBinary.byteOffset + wasmBinary.byteLength) as ArrayBuffer });
+    loaded.set(wasmPath, p);
+  }
+  return p;
+}
+
+/** Runs a query and returns its rows as objects; statements are never cached because sql.js export() frees them. */
+export function queryRows(db: Database, sql: string, params: SqlValue[] = []): Record<string, SqlValue>[] {
+  const stmt = db.prepare(sql);
+  try {
+    stmt.bind(params);
+    const rows: Record<string, SqlValue>[] = [];
+    while (stmt.step()) rows.push(stmt.getAsObject());
+    return rows;
+  } finally {
+    stmt.free();
+  }
+}
+
+/** The first column of the first row, or undefined when there is none. */
+export function queryScalar(db: Database, sql: string, params: SqlValue[] = []): SqlValue | undefined {
+  const stmt = db.prepare(sql);
+  try {
+    stmt.bind(params);
+    return stmt.step() ? stmt.get()[0] : undefined;
+  } finally {
+    stmt.free();
+  }
+}

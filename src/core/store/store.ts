@@ -1,0 +1,208 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { BlobStore } from './blobStore';
+import { StoreCorruptError } from './errors';
+import { FileLock } from './fileLock';
+import { Journal, type Operation } from './journal';
+import { migrate, readMeta, writeMeta, type StoreModule } from './schema';
+import { readSnapshot, setAside, writeSnapshot } from './snapshot';
+import { loadSqlJs, type Database } from './sqlite';
+
+export interface StoreOptions {
+  home: string;
+  wasmPath: string;
+  modules: readonly StoreModule[];
+  /** Journal bytes past the last checkpoint before an idle checkpoint is taken. */
+  checkpointBytes?: number;
+  /** Quiet time after the last write before that checkpoint runs, so it never sits in a write's path. */
+  checkpointIdleMs?: number;
+  now?: () => number;
+}
+
+/** What a write decides after seeing the latest state: the operation to journal, or none (a refusal). */
+export type Decision<T> = { op: Operation; result: T } | { op?: undefined; result: T };
+
+const OFFSET_KEY = 'journal_offset';
+const FILES = { snapshot: 'store.sqlite', journal: 'journal.jsonl', lock: 'journal.lock', blobs: 'blobs' } as const;
+
+/**
+ * The one owner of the database in this process. Writes go through `commit`: under the
+ * cross-process lock it catches up with the journal, lets the caller decide on the latest
+ * state, appends the operation with fsync, and applies it by the same replay path every
+ * other process uses — so an acknowledged write is on disk and all processes converge.
+ */
+export class Store {
+  readonly blobs: BlobStore;
+  /** Things a person should hear about (a damaged snapshot set aside, unparseable journal lines). */
+  readonly warnings: string[] = [];
+  private offset = 0;
+  private snapshotOffset = 0;
+  private checkpointTimer: NodeJS.Timeout | undefined;
+  private skippedLines = 0;
+
+  private constructor(
+    private database: Database,
+    private readonly journal: Journal,
+    private readonly lock: FileLock,
+    private readonly options: StoreOptions,
+    readonly home: string,
+  ) {
+    this.blobs = new BlobStore(path.join(home, FILES.blobs));
+    this.appliers = new Map(options.modules.flatMap((m) => Object.entries(m.appliers)));
+  }
+
+  private readonly appliers: Map<string, (db: Database, op: Operation) => void>;
+
+  static async open(options: StoreOptions): Promise<Store> {
+    const home = path.resolve(options.home);
+    fs.mkdirSync(home, { recursive: true });
+    const SQL = await loadSqlJs(options.wasmPath);
+    const journal = new Journal(path.join(home, FILES.journal));
+    const snapshotFile = path.join(home, FILES.snapshot);
+    const warnings: string[] = [];
+    const now = options.now ?? Date.now;
+
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = readSnapshot(snapshotFile);
+    } catch (err) {
+      if (!(err instanceof StoreCorruptError)) throw err;
+      // The journal holds every operation from the start, so the state can be rebuilt; the
+      // damaged file is kept for a person to inspect and is never overwritten.
+      const aside = setAside(snapshotFile, now());
+      warnings.push(`${err.message}. It was kept at ${aside} and the memory was rebuilt from the journal.`);
+    }
+    const db = bytes ? new SQL.Database(bytes) : new SQL.Database();
+    const store = new Store(db, journal, new FileLock(path.join(home, FILES.lock)), options, home);
+    store.warnings.push(...warnings);
+    try {
+      migrate(db, options.modules);
+      store.offset = Number(readMeta(db, OFFSET_KEY) ?? '0');
+    } catch (err) {
+      db.close();
+      journal.close();
+      throw new StoreCorruptError(`store snapshot ${snapshotFile} cannot be read: ${(err as Error).message}`, snapshotFile);
+    }
+    store.snapshotOffset = store.offset;
+    const journalSize = journal.size();
+    if (store.offset > journalSize) {
+      db.close();
+      journal.close();
+      throw new StoreCorruptError(
+        `journal ${journal.path} has ${journalSize} bytes but the snapshot already covers ${store.offset}: the journal was truncated or replaced. Nothing was changed; restore the journal or move the store aside.`,
+        journal.path,
+      );
+    }
+    store.refresh();
+    return store;
+  }
+
+  /** The database, caught up with every other process's writes. */
+  get db(): Database {
+    this.refresh();
+    return this.database;
+  }
+
+  get now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  get journalProblems(): number {
+    return this.skippedLines;
+  }
+
+  /** Applies whatever other processes appended since we last looked. Cheap when nothing changed: one fstat. */
+  refresh(): void {
+    if (this.journal.size() <= this.offset) return;
+    const db = this.database;
+    db.exec('BEGIN');
+    try {
+      this.offset = this.journal.readFrom(
+        this.offset,
+        (op) => this.applyOne(op),
+        (problem) => {
+          this.skippedLines++;
+          this.warnings.push(`journal line at byte ${problem.offset} skipped: ${problem.reason}`);
+        },
+      );
+      writeMeta(db, OFFSET_KEY, String(this.offset));
+      db.exec('COMMIT');
+    } catch (err) {
+      db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  /**
+   * The only way to write. `decide` sees the latest state (every process's writes) and
+   * returns the operation to record; the promise resolves once that operation is fsynced.
+   */
+  async commit<T>(decide: (db: Database) => Decision<T>): Promise<T> {
+    const result = await this.lock.withLock(() => {
+      this.refresh();
+      const decision = decide(this.database);
+      if (decision.op) {
+        this.journal.append(decision.op);
+        this.refresh();
+      }
+      return decision;
+    });
+    if (result.op) this.scheduleCheckpoint();
+    return result.result;
+  }
+
+  /** Exports the database to the snapshot file so the next open replays only the journal's tail. */
+  checkpoint(): void {
+    this.refresh();
+    if (this.offset === this.snapshotOffset) return;
+    // sql.js export closes and reopens the connection; nothing else must hold statements now.
+    const data = this.database.export();
+    writeSnapshot(path.join(this.home, FILES.snapshot), data);
+    this.snapshotOffset = this.offset;
+  }
+
+  close(): void {
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    try {
+      this.checkpoint();
+    } finally {
+      this.database.close();
+      this.journal.close();
+    }
+  }
+
+  private applyOne(op: Operation): void {
+    const apply = this.appliers.get(op.op);
+    if (!apply) {
+      this.skippedLines++;
+      this.warnings.push(`journal operation "${op.op}" is unknown to this build and was skipped`);
+      return;
+    }
+    const db = this.database;
+    db.exec('SAVEPOINT op');
+    try {
+      apply(db, op);
+      db.exec('RELEASE op');
+    } catch (err) {
+      db.exec('ROLLBACK TO op');
+      db.exec('RELEASE op');
+      this.skippedLines++;
+      this.warnings.push(`journal operation "${op.op}" failed to apply: ${(err as Error).message}`);
+    }
+  }
+
+  private scheduleCheckpoint(): void {
+    const threshold = this.options.checkpointBytes ?? 16 * 1024 * 1024;
+    if (this.offset - this.snapshotOffset < threshold) return;
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = setTimeout(() => {
+      this.checkpointTimer = undefined;
+      try {
+        this.checkpoint();
+      } catch (err) {
+        this.warnings.push(`checkpoint failed: ${(err as Error).message}`);
+      }
+    }, this.options.checkpointIdleMs ?? 2_000);
+    this.checkpointTimer.unref();
+  }
+}

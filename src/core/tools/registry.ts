@@ -1,0 +1,22 @@
+import { memoryStatusTool } from './memoryStatus';
+import { rememberTool } from './remember';
+import { retrieveMemoryTool } from './retrieveMemory';
+import { saveMemoryTool } from './saveMemory';
+import { searchTextTool } from './searchText';
+import type { ToolDefinition } from './toolDefinition';
+
+/**
+ * The single source of truth for what Recollect offers: VS Code's language-model tools, the
+ * MCP tool list, the CLI and package.json's `contributes.languageModelTools` all come from here.
+ */
+export const TOOLS: readonly ToolDefinition[] = [
+  rememberTool,
+  saveMemoryTool,
+  retrieveMemoryTool,
+  searchTextTool,
+  memoryStatusTool,
+] as readonly ToolDefinition[];
+
+export function findTool(name: string): ToolDefinition | undefined {
+  return TOOLS.find((t) => t.name === name);
+}

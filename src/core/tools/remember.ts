@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { STATEMENT_MAX } from '../memory/memoryService';
+import { citesField, scopeField, sourceField } from './commonFields';
+import { defineTool } from './toolDefinition';
+
+export const rememberTool = defineTool({
+  name: 'remember',
+  displayName: 'Remember',
+  family: 'memory',
+  description:
+    'Primary write: keep something the user asked you to remember. Pass `statement` in plain words and nothing else; add `subject`, `predicate` and `object` together only for a value that stays current until it changes (saving the same subject+predicate+scope again replaces the value and keeps the old one in history). Save a standing rule as a fact: subject = what it governs, predicate "rule", object = the rule. A statement over 4,000 characters is refused, never cut; a statement saved on its own that holds a control character (other than tab, newline, carriage return) or invalid Unicode is refused and nothing is written.',
+  input: z.strictObject({
+    statement: z.string().min(1).max(STATEMENT_MAX).describe('The thing to remember, in plain words (1 to 4,000 characters).'),
+    subject: z.string().min(1).max(500).optional().describe('With predicate and object: what the fact is about.'),
+    predicate: z.string().min(1).max(200).optional().describe('With subject and object: the property, e.g. "uses", "rule", "owner".'),
+    object: z.string().min(1).max(STATEMENT_MAX).optional().describe('With subject and predicate: the current value.'),
+    source: sourceField.optional(),
+    scope: scopeField.optional(),
+    timezone: z.string().max(64).optional().describe('IANA name (America/Sao_Paulo) or UTC offset (-03:00), so a note is filed under the user\'s own day.'),
+    cites: citesField.optional(),
+  }),
+  confirm: (input) => ({
+    title: 'Remember this?',
+    message: input.subject ? `${input.subject} · ${input.predicate} → ${input.object}` : input.statement,
+  }),
+  run: (input, services, ctx) => services.memory.remember(input, ctx.client),
+});
