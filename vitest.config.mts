@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/unit/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    globalSetup: ['test/unit/globalSetup.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     // Multi-process tests spawn real node processes; two workers fit the two cores here.
     maxWorkers: 2,
   },

@@ -23,6 +23,8 @@ export interface StoreOptions {
 export type Decision<T> = { op: Operation; result: T } | { op?: undefined; result: T };
 
 const OFFSET_KEY = 'journal_offset';
+/** Journal lines skipped so far; kept in the database so the count survives checkpoints and restarts. */
+const PROBLEMS_KEY = 'journal_problems';
 const FILES = { snapshot: 'store.sqlite', journal: 'journal.jsonl', lock: 'journal.lock', blobs: 'blobs' } as const;
 
 /**
@@ -78,6 +80,7 @@ export class Store {
     try {
       migrate(db, options.modules);
       store.offset = Number(readMeta(db, OFFSET_KEY) ?? '0');
+      store.skippedLines = Number(readMeta(db, PROBLEMS_KEY) ?? '0');
     } catch (err) {
       db.close();
       journal.close();
@@ -126,6 +129,7 @@ export class Store {
         },
       );
       writeMeta(db, OFFSET_KEY, String(this.offset));
+      writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
       db.exec('COMMIT');
     } catch (err) {
       db.exec('ROLLBACK');

@@ -1,0 +1,79 @@
+// Builds every artifact with Vite: the extension host bundle, the CLI (which also serves MCP),
+// the benchmark, and the webview bundles. `--only <name,...>` builds a subset.
+import { build } from 'vite';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+const onlyArg = process.argv.indexOf('--only');
+const only = onlyArg > 0 ? new Set(process.argv[onlyArg + 1].split(',')) : undefined;
+
+/** Node bundles: everything inlined except VS Code's API and node's own modules. */
+const nodeTargets = [
+  { name: 'extension', entry: 'src/extension.ts', out: 'extension.js' },
+  { name: 'cli', entry: 'src/cli/main.ts', out: 'cli.js', banner: '#!/usr/bin/env node' },
+  { name: 'bench', entry: 'bench/main.ts', out: 'bench.js', external: ['better-sqlite3'], dev: true },
+];
+
+async function buildNode(t) {
+  await build({
+    configFile: false,
+    root,
+    logLevel: 'warn',
+    define: { __RECOLLECT_VERSION__: JSON.stringify(pkg.version) },
+    ssr: { noExternal: true, target: 'node' },
+    build: {
+      ssr: path.join(root, t.entry),
+      outDir: path.join(root, 'dist'),
+      emptyOutDir: false,
+      target: 'node20',
+      minify: false,
+      sourcemap: true,
+      rollupOptions: {
+        external: ['vscode', ...(t.external ?? [])],
+        output: { format: 'cjs', entryFileNames: t.out, banner: t.banner, codeSplitting: false },
+      },
+    },
+  });
+}
+
+async function buildWebviews() {
+  const { default: preact } = await import('@preact/preset-vite');
+  await build({
+    configFile: false,
+    root: path.join(root, 'webview'),
+    base: './',
+    logLevel: 'warn',
+    plugins: [preact()],
+    build: {
+      outDir: path.join(root, 'dist', 'webview'),
+      emptyOutDir: true,
+      target: 'es2022',
+      sourcemap: false,
+      rollupOptions: {
+        input: Object.fromEntries(
+          fs.readdirSync(path.join(root, 'webview'))
+            .filter((d) => fs.existsSync(path.join(root, 'webview', d, 'index.html')))
+            .map((d) => [d, path.join(root, 'webview', d, 'index.html')]),
+        ),
+        // Stable names: the extension host points each view at its own script and style.
+        output: { entryFileNames: '[name].js', chunkFileNames: 'chunks/[name].js', assetFileNames: '[name][extname]' },
+      },
+    },
+  });
+}
+
+fs.mkdirSync(path.join(root, 'dist'), { recursive: true });
+for (const t of nodeTargets) {
+  if (only ? !only.has(t.name) : t.dev) continue;
+  await buildNode(t);
+}
+if (!only || only.has('cli') || only.has('extension')) {
+  // The one binary piece of the engine: sql.js's wasm, loaded from beside the bundle.
+  fs.copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(root, 'dist/sql-wasm.wasm'));
+}
+if ((!only || only.has('webview')) && fs.existsSync(path.join(root, 'webview'))) await buildWebviews();
+fs.chmodSync(path.join(root, 'dist/cli.js'), 0o755);
+console.log(`built ${only ? [...only].join(', ') : 'extension, cli, webviews'} into dist/`);

@@ -1,0 +1,57 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { openServices, type Services } from '../core/services';
+import { resolveStoreHome } from '../core/store/home';
+import { invokeTool } from '../core/tools/invoke';
+import { findTool } from '../core/tools/registry';
+import type { ToolFamily } from '../core/tools/toolDefinition';
+import { registerCommands } from './commands';
+import { registerLanguageModelTools } from './languageModelTools';
+import { registerMemoryView } from './memoryView';
+
+/** What the extension exports: used by the end-to-end tests and by other extensions. */
+export interface RecollectApi {
+  services: Promise<Services>;
+  invoke(name: string, input: unknown): Promise<object>;
+}
+
+/**
+ * Composes the extension. The store opens in the background so VS Code's start never waits
+ * on it; everything that needs it awaits the same promise, and a failure is shown once with
+ * the reason and kept in the Recollect output channel.
+ */
+export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
+  const log = vscode.window.createOutputChannel('Recollect', { log: true });
+  context.subscriptions.push(log);
+  const config = () => vscode.workspace.getConfiguration('recollect');
+  const home = resolveStoreHome({ setting: config().get<string>('storePath') });
+
+  const services = openServices({ home, wasmPath: path.join(context.extensionPath, 'dist', 'sql-wasm.wasm') });
+  services.then(
+    (s) => {
+      log.info(`store open at ${home}`);
+      for (const w of s.store.warnings) log.warn(w);
+      if (s.store.warnings.length) void vscode.window.showWarningMessage(`Recollect: ${s.store.warnings[0]}`, 'Show Log').then((pick) => pick && log.show());
+      context.subscriptions.push({ dispose: () => s.store.close() });
+    },
+    (err: unknown) => {
+      const message = err instanceof Error ? err.message : String(err);
+      log.error(`store failed to open at ${home}: ${message}`);
+      void vscode.window.showErrorMessage(`Recollect could not open its memory store: ${message}`, 'Show Log').then((pick) => pick && log.show());
+    },
+  );
+
+  const familyEnabled = (family: ToolFamily) => config().get<Record<string, boolean>>('toolFamilies')?.[family] !== false;
+  context.subscriptions.push(...registerLanguageModelTools(services, familyEnabled));
+  context.subscriptions.push(...registerCommands({ services, log, home }));
+  context.subscriptions.push(registerMemoryView(context, services));
+
+  return {
+    services,
+    async invoke(name, input) {
+      const tool = findTool(name);
+      if (!tool) throw new Error(`unknown tool ${name}`);
+      return invokeTool(tool, input, await services, { client: 'vscode-extension' });
+    },
+  };
+}

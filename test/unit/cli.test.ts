@@ -1,0 +1,42 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI } from './helpers/mcpClient';
+import { tempHome } from './helpers/tempStore';
+
+function cli(home: string, ...args: string[]) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, RECOLLECT_HOME: home }, encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe('recollect CLI', () => {
+  it('exits 0 when the tool answered and prints its JSON; a later process sees the write', () => {
+    const home = tempHome('cli');
+    const saved = cli(home, 'tool', 'save_memory', JSON.stringify({ subject: 'ci', predicate: 'runs', object: '.ci/run' }));
+    expect(saved.code).toBe(0);
+    expect(JSON.parse(saved.out)).toMatchObject({ ok: true, source: 'cli' });
+    const read = cli(home, 'tool', 'retrieve_memory', '{"subject":"CI"}');
+    expect(read.code).toBe(0);
+    expect(JSON.parse(read.out).values[0].object).toBe('.ci/run');
+  });
+
+  it('exits 3 when the tool refused, with the refusal as JSON', () => {
+    const r = cli(tempHome('cli'), 'tool', 'remember', JSON.stringify({ statement: 'z'.repeat(4001) }));
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.out)).toMatchObject({ ok: false, budget: { limit: 4000, used: 4001 } });
+    expect(cli(tempHome('cli'), 'tool', 'remember', '{not json').code).toBe(3);
+  });
+
+  it('exits 1 on an internal failure and says why on stderr', () => {
+    const file = path.join(tempHome('cli'), 'not-a-folder');
+    fs.writeFileSync(file, 'x');
+    const r = cli(file, 'tool', 'memory_status', '{}');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/recollect: .*(EEXIST|ENOTDIR)/);
+  });
+
+  it('exits 2 on an unknown tool', () => {
+    expect(cli(tempHome('cli'), 'tool', 'nope', '{}').code).toBe(2);
+  });
+});

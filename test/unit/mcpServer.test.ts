@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { TOOLS } from '../../src/core/tools/registry';
+import { connectMcp } from './helpers/mcpClient';
+import { tempHome } from './helpers/tempStore';
+
+describe('MCP server over stdio (official SDK client)', () => {
+  it('lists every registry tool with its JSON schema and answers calls', async () => {
+    const mcp = await connectMcp(tempHome('mcp'), 'claude-code');
+    try {
+      const { tools } = await mcp.client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(TOOLS.map((t) => t.name).sort());
+      const remember = tools.find((t) => t.name === 'remember');
+      expect(remember?.inputSchema.required).toEqual(['statement']);
+
+      const saved = await mcp.call('remember', { statement: 'Use pnpm in this repo', subject: 'package manager', predicate: 'is', object: 'pnpm' });
+      // The connecting client's own name becomes the default source.
+      expect(saved).toMatchObject({ ok: true, source: 'claude-code' });
+      const found = await mcp.call('retrieve_memory', { subject: 'Package Manager' });
+      expect(found.values).toEqual([expect.objectContaining({ object: 'pnpm', source: 'claude-code' })]);
+
+      const refused = await mcp.client.callTool({ name: 'remember', arguments: { statement: 'y'.repeat(4100) } });
+      expect(refused.isError).toBe(true);
+      const body = JSON.parse((refused.content as { text: string }[])[0]!.text) as Record<string, unknown>;
+      expect(body).toMatchObject({ ok: false, budget: { limit: 4000, used: 4100 } });
+    } finally {
+      await mcp.close();
+    }
+  });
+});
