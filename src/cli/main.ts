@@ -16,6 +16,7 @@ const EXIT = { answered: 0, usage: 2, refused: 3, failed: 1 } as const;
 const USAGE = `recollect — durable local memory for coding agents
 
   recollect tool <name> '<json input>'   call one tool, print its JSON result
+  recollect import <file-or-folder>...   import chat transcripts (VS Code, Copilot, Claude Code, Codex)
   recollect tools                        list the tools
   recollect mcp                          serve the tools over MCP (stdio)
   recollect manifest                     print contributes.languageModelTools
@@ -27,6 +28,16 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'tool':
       return withServices((s) => runTool(s, rest[0], rest[1]));
+    case 'import':
+      if (!rest.length) {
+        process.stderr.write('usage: recollect import <file-or-folder>...\n');
+        return EXIT.usage;
+      }
+      return withServices(async (s) => {
+        const report = await s.importer.importPaths(rest);
+        process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+        return EXIT.answered;
+      });
     case 'tools':
       for (const t of TOOLS) process.stdout.write(`${t.name}\t${t.family}\t${t.displayName}\n`);
       return EXIT.answered;
@@ -64,7 +75,7 @@ async function runTool(services: Services, name: string | undefined, json: strin
       return EXIT.refused;
     }
   }
-  const result = await invokeTool(tool, input, services, { client: 'cli' });
+  const result = await invokeTool(tool, input, services, { client: 'cli', workspace: process.cwd() });
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   return isRefusal(result) ? EXIT.refused : EXIT.answered;
 }

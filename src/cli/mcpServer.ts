@@ -34,7 +34,7 @@ export function createMcpServer(services: Services, version: string): Server {
       const reason = `unknown tool "${request.params.name}"; known: ${TOOLS.map((t) => t.name).join(', ')}`;
       return { content: [{ type: 'text' as const, text: JSON.stringify({ ok: false, reason }) }], isError: true };
     }
-    const result = await invokeTool(tool, request.params.arguments ?? {}, services, { client: clientName() });
+    const result = await invokeTool(tool, request.params.arguments ?? {}, services, { client: clientName(), workspace: process.cwd() });
     return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], isError: isRefusal(result) };
   });
   return server;

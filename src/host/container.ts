@@ -5,7 +5,9 @@ import { resolveStoreHome } from '../core/store/home';
 import { invokeTool } from '../core/tools/invoke';
 import { findTool } from '../core/tools/registry';
 import type { ToolFamily } from '../core/tools/toolDefinition';
+import type { ImportReport } from '../core/history/importer';
 import { registerCommands } from './commands';
+import { HistoryWatcher } from './historyWatcher';
 import { registerLanguageModelTools } from './languageModelTools';
 import { registerMemoryView } from './memoryView';
 
@@ -13,6 +15,9 @@ import { registerMemoryView } from './memoryView';
 export interface RecollectApi {
   services: Promise<Services>;
   invoke(name: string, input: unknown): Promise<object>;
+  /** Imports every watched transcript folder now. */
+  importNow(): Promise<ImportReport>;
+  historyRoots(): string[];
 }
 
 /**
@@ -41,9 +46,14 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     },
   );
 
+  const watcher = new HistoryWatcher(context, services, log);
+  context.subscriptions.push(watcher);
+  services.then(() => watcher.schedule(), () => undefined);
+
+  const workspace = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const familyEnabled = (family: ToolFamily) => config().get<Record<string, boolean>>('toolFamilies')?.[family] !== false;
-  context.subscriptions.push(...registerLanguageModelTools(services, familyEnabled));
-  context.subscriptions.push(...registerCommands({ services, log, home }));
+  context.subscriptions.push(...registerLanguageModelTools(services, familyEnabled, workspace));
+  context.subscriptions.push(...registerCommands({ services, log, home, importNow: () => watcher.importNow() }));
   context.subscriptions.push(registerMemoryView(context, services));
 
   return {
@@ -51,7 +61,9 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     async invoke(name, input) {
       const tool = findTool(name);
       if (!tool) throw new Error(`unknown tool ${name}`);
-      return invokeTool(tool, input, await services, { client: 'vscode-extension' });
+      return invokeTool(tool, input, await services, { client: 'vscode-extension', workspace: workspace() });
     },
+    importNow: () => watcher.importNow(),
+    historyRoots: () => watcher.roots().map((r) => r.path),
   };
 }

@@ -13,11 +13,11 @@ const COPILOT_CLIENT = 'copilot-chat';
  * call arrives, so each call waits for it; a store that failed to open answers with a refusal
  * that says why instead of hanging the chat.
  */
-export function registerLanguageModelTools(services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean): vscode.Disposable[] {
-  return TOOLS.map((tool) => vscode.lm.registerTool(tool.name, adapt(tool, services, familyEnabled)));
+export function registerLanguageModelTools(services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined): vscode.Disposable[] {
+  return TOOLS.map((tool) => vscode.lm.registerTool(tool.name, adapt(tool, services, familyEnabled, workspace)));
 }
 
-function adapt(tool: ToolDefinition, services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean): vscode.LanguageModelTool<object> {
+function adapt(tool: ToolDefinition, services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined): vscode.LanguageModelTool<object> {
   return {
     prepareInvocation(options) {
       const parsed = tool.input.safeParse(options.input);
@@ -30,7 +30,7 @@ function adapt(tool: ToolDefinition, services: Promise<Services>, familyEnabled:
     },
     async invoke(options) {
       const result = familyEnabled(tool.family)
-        ? await invokeTool(tool, options.input, await services, { client: COPILOT_CLIENT })
+        ? await invokeTool(tool, options.input, await services, { client: COPILOT_CLIENT, workspace: workspace() })
         : refuse(`the "${tool.family}" tool family is switched off in the setting recollect.toolFamilies`);
       return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(JSON.stringify(result))]);
     },

@@ -77,14 +77,14 @@ function killGroup(signal) {
   }
 }
 
-for (const sig of ['SIGINT', 'SIGTERM']) {
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => {
     console.error(`\n[e2e] ${sig}: stopping code-server and the browser`);
     cleanup().finally(() => process.exit(130));
   });
 }
-// Last resort if something calls process.exit() before cleanup(); synchronous only.
-process.on('exit', () => server && !cleanedUp && killGroup('SIGKILL'));
+// Last resort if the process exits while cleanup() is unfinished; synchronous only.
+process.on('exit', () => server && killGroup('SIGKILL'));
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const remaining = () => Math.max(0, DEADLINE - Date.now());
@@ -287,6 +287,11 @@ async function main() {
       executablePath: CHROMIUM,
       headless: true,
       // launch() already uses a fresh temporary profile, deleted on close.
+      // Playwright's own signal handlers would close the browser and exit(130) at
+      // once, before our cleanup() stops code-server; we handle signals ourselves.
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });

@@ -141,7 +141,7 @@ export class Store {
    * The only way to write. `decide` sees the latest state (every process's writes) and
    * returns the operation to record; the promise resolves once that operation is fsynced.
    */
-  async commit<T>(decide: (db: Database) => Decision<T>): Promise<T> {
+  async commit<D extends Decision<unknown>>(decide: (db: Database) => D): Promise<D['result']> {
     const result = await this.lock.withLock(() => {
       this.refresh();
       const decision = decide(this.database);

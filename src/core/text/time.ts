@@ -23,3 +23,24 @@ export function parseInstant(text: string): number | undefined {
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+/**
+ * A time window as people and models write it: "24h", "7d", "2w", "all", or
+ * "<ISO>..<ISO>" (either side may be empty). Returns undefined when it cannot be read.
+ */
+export function parseTimeRange(text: string, now: number): { since?: number; before?: number } | undefined {
+  const t = text.trim();
+  if (t === 'all' || t === '') return {};
+  const rel = /^(\d+)\s*(m|h|d|w)$/.exec(t);
+  if (rel) {
+    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[rel[2] as 'm' | 'h' | 'd' | 'w'];
+    return { since: now - Number(rel[1]) * unit };
+  }
+  const parts = t.split('..');
+  if (parts.length !== 2) return undefined;
+  const [from, to] = parts.map((p) => p.trim());
+  const since = from ? parseInstant(from) : undefined;
+  const before = to ? parseInstant(to) : undefined;
+  if ((from && since === undefined) || (to && before === undefined)) return undefined;
+  return { ...(since !== undefined ? { since } : {}), ...(before !== undefined ? { before } : {}) };
+}

@@ -1,3 +1,4 @@
+import { chatHistoryTool } from './chatHistory';
 import { memoryStatusTool } from './memoryStatus';
 import { rememberTool } from './remember';
 import { retrieveMemoryTool } from './retrieveMemory';
@@ -15,6 +16,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   retrieveMemoryTool,
   searchTextTool,
   memoryStatusTool,
+  chatHistoryTool,
 ] as readonly ToolDefinition[];
 
 export function findTool(name: string): ToolDefinition | undefined {

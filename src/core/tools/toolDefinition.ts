@@ -4,6 +4,8 @@ import type { Services } from '../services';
 /** Who is calling: the MCP client's own name, or the VS Code / CLI surface. Becomes the default `source`. */
 export interface ToolContext {
   client: string;
+  /** The caller's workspace folder (the MCP server's cwd, VS Code's first folder), used to find "this session". */
+  workspace?: string | undefined;
 }
 
 /** Families a person can switch on and off as a group. */

@@ -314,6 +314,8 @@ test('a newer value supersedes the old one and history keeps both', async (info)
         `not-current=[${[...notCurrent]}] in ${truncate(histText)}`,
     );
     info.currentFrom = 'include_history answer';
+    info.current = [...current];
+    info.notCurrent = [...notCurrent];
   } else {
     const [plain, plainText] = await callJson('retrieve_memory', { subject: 'build tool' });
     assertOk(plain, plainText, 'retrieve_memory');

@@ -1,0 +1,240 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import BetterSqlite3 from 'better-sqlite3';
+import type { Services } from '../src/core/services';
+import { MEMORY_FTS } from '../src/core/memory/memorySchema';
+import { searchFts } from '../src/core/search/ftsSearch';
+import { parseMatchQuery } from '../src/core/search/matchQuery';
+import { QUERY_CLASSES, type BenchQuery } from './corpus';
+import { heading, median, ms, note, nowMs, percentile, progress, ratio, result, table } from './stats';
+
+/** The same corpus in FTS5 (better-sqlite3, native SQLite with the same unicode61 tokenizer), and as a text file for ripgrep. */
+export interface Baselines {
+  fts5: BetterSqlite3.Database;
+  fts5File: string;
+  textFile: string;
+  rows: number;
+  rg: string | undefined;
+}
+
+export function buildBaselines(services: Services, tmp: string): Baselines {
+  const fts5File = path.join(tmp, 'fts5-baseline.sqlite');
+  const textFile = path.join(tmp, 'corpus.txt');
+  const fts5 = new BetterSqlite3(fts5File);
+  fts5.exec(`CREATE VIRTUAL TABLE t USING fts5(body, created_at UNINDEXED, scope UNINDEXED, ref UNINDEXED, tokenize = "unicode61 remove_diacritics 2")`);
+  const insert = fts5.prepare('INSERT INTO t(rowid, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)');
+  const out = fs.openSync(textFile, 'w');
+  const stmt = services.store.db.prepare(`SELECT docid, body, created_at, scope, ref FROM ${MEMORY_FTS} ORDER BY docid`);
+  let rows = 0;
+  let buffered: string[] = [];
+  const flush = () => {
+    fs.writeSync(out, buffered.join(''));
+    buffered = [];
+  };
+  fts5.exec('BEGIN');
+  try {
+    while (stmt.step()) {
+      const [docid, body, createdAt, scope, ref] = stmt.get();
+      insert.run(docid, body, createdAt, scope, ref);
+      buffered.push(String(body).replace(/[\r\n]+/g, ' ') + '\n');
+      if (buffered.length >= 5000) flush();
+      rows++;
+    }
+    flush();
+    fts5.exec('COMMIT');
+  } finally {
+    stmt.free();
+    fs.closeSync(out);
+  }
+  return { fts5, fts5File, textFile, rows, rg: findRipgrep() };
+}
+
+function findRipgrep(): string | undefined {
+  for (const c of ['/usr/bin/rg', '/usr/local/bin/rg', 'rg']) {
+    const r = spawnSync(c, ['--version'], { encoding: 'utf8' });
+    if (r.status === 0) return c;
+  }
+  return undefined;
+}
+
+/** FTS4 MATCH text → FTS5 query text: a prefix phrase is `"word"*` in FTS5, `"word*"` in FTS4. */
+export function fts5Query(match: string): string {
+  return match.replace(/\*"/g, '" *');
+}
+
+interface PerQuery {
+  q: BenchQuery;
+  match: string;
+  total: number;
+  fts5Total: number;
+  service: number[];
+  scorer: number[];
+  fts5Full: number[];
+  fts5Rank: number[];
+  rg: number[];
+  overlap: number;
+  orderSame: number;
+  maxRelDiff: number;
+  tieAtCut: boolean;
+}
+
+export interface SearchSummary {
+  p50Service: number;
+  p50Scorer: number;
+  p50Fts5: number;
+  p50Fts5Rank: number;
+  overlap: number;
+}
+
+export function runSearchBench(services: Services, base: Baselines, queries: BenchQuery[], rounds: number): { summary: SearchSummary; print: () => void } {
+  const { fts5 } = base;
+  const db = () => services.store.db;
+  const rankStmt = fts5.prepare('SELECT rowid, bm25(t) AS score FROM t WHERE t MATCH ? ORDER BY rank LIMIT 20');
+  // One statement, as a native FTS5 user would write it: rank, excerpt and stored columns of the top 20.
+  const fullStmt = fts5.prepare(
+    `SELECT rowid, bm25(t) AS score, snippet(t, 0, '[', ']', '…', 16) AS snippet, body, ref, scope, created_at FROM t WHERE t MATCH ? ORDER BY rank LIMIT 20`,
+  );
+  const countStmt = fts5.prepare('SELECT count(*) FROM t WHERE t MATCH ?').pluck();
+  const now = Date.parse('2026-01-02T00:00:00Z');
+
+  const per: PerQuery[] = queries.map((q) => {
+    const parsed = parseMatchQuery(q.text);
+    if (!parsed) throw new Error(`bench query "${q.text}" does not parse`);
+    return { q, match: parsed.match, total: 0, fts5Total: Number(countStmt.get(fts5Query(parsed.match))), service: [], scorer: [], fts5Full: [], fts5Rank: [], rg: [], overlap: 0, orderSame: 0, maxRelDiff: 0, tieAtCut: false };
+  });
+
+  // Correctness first: same matches, same top 20, same scores (within float noise).
+  for (const p of per) {
+    const ours = searchFts(db(), MEMORY_FTS, { query: p.q.text, limit: 20, sort: 'relevance', now });
+    if (!ours.ok) throw new Error(ours.reason);
+    p.total = ours.total;
+    const theirs = rankStmt.all(fts5Query(p.match)) as { rowid: number; score: number }[];
+    const a = ours.hits.map((h) => h.docid);
+    const b = theirs.map((r) => r.rowid);
+    const setB = new Set(b);
+    const common = a.filter((d) => setB.has(d)).length;
+    p.overlap = a.length || b.length ? common / Math.max(a.length, b.length) : 1;
+    p.orderSame = a.filter((d, i) => b[i] === d).length / Math.max(1, a.length, b.length);
+    const theirScore = new Map(theirs.map((r) => [r.rowid, -r.score]));
+    for (const h of ours.hits) {
+      const t = theirScore.get(h.docid);
+      if (t !== undefined) p.maxRelDiff = Math.max(p.maxRelDiff, Math.abs(h.bm25 - t) / Math.max(1e-12, Math.abs(t)));
+    }
+    // A difference only at equal scores around the cut is a tie, not a ranking difference.
+    const last = ours.hits[ours.hits.length - 1];
+    p.tieAtCut = !!last && ours.hits.filter((h) => h.bm25 === last.bm25).length > 1;
+  }
+
+  progress(`search: ${per.length} queries × ${rounds} rounds × 4 paths (+ ripgrep)`);
+  // Warm-up, then interleaved rounds so drift (GC, CPU frequency) hits every path alike.
+  for (let round = -1; round < rounds; round++) {
+    for (const p of per) {
+      const q5 = fts5Query(p.match);
+      let t = nowMs();
+      const svc = services.memory.searchText({ query: p.q.text, top_k: 20, sort: 'relevance' });
+      const tService = nowMs() - t;
+      if (!svc.ok) throw new Error(`searchText refused "${p.q.text}"`);
+      t = nowMs();
+      searchFts(db(), MEMORY_FTS, { query: p.q.text, limit: 20, sort: 'relevance', now });
+      const tScorer = nowMs() - t;
+      t = nowMs();
+      fullStmt.all(q5);
+      const tFull = nowMs() - t;
+      t = nowMs();
+      rankStmt.all(q5);
+      const tRank = nowMs() - t;
+      if (round >= 0) {
+        p.service.push(tService);
+        p.scorer.push(tScorer);
+        p.fts5Full.push(tFull);
+        p.fts5Rank.push(tRank);
+      }
+    }
+    if (round >= 0 && (round + 1) % 3 === 0) progress(`search: round ${round + 1}/${rounds}`);
+  }
+  if (base.rg) {
+    for (let round = 0; round < 3; round++) {
+      for (const p of per) {
+        const word = (p.q.text.replace(/["*]/g, '').split(/\s+/)[0] ?? '').trim();
+        const t = nowMs();
+        spawnSync(base.rg, ['-c', '-i', '-F', word, base.textFile], { encoding: 'utf8' });
+        p.rg.push(nowMs() - t);
+      }
+    }
+  }
+
+  const summary: SearchSummary = {
+    p50Service: median(per.flatMap((p) => p.service)),
+    p50Scorer: median(per.flatMap((p) => p.scorer)),
+    p50Fts5: median(per.flatMap((p) => p.fts5Full)),
+    p50Fts5Rank: median(per.flatMap((p) => p.fts5Rank)),
+    overlap: per.reduce((a, p) => a + p.overlap, 0) / per.length,
+  };
+  return { summary, print: () => printSearch(per, base, rounds, summary) };
+}
+
+function printSearch(per: PerQuery[], base: Baselines, rounds: number, summary: SearchSummary): void {
+  heading(`3. search_text over ${base.rows.toLocaleString('en-US')} rows (sql.js FTS4 + JS BM25) vs better-sqlite3 FTS5`);
+  note(`p50 of ${rounds} interleaved runs per query after one warm-up; sort=relevance, top_k=20; all warm, in-process.`);
+  note('ours  = MemoryService.searchText (scorer + snippets + refs/body + token count), the real tool path');
+  note('score = searchFts alone (stats + matchinfo CTE + JS BM25 + top-k)');
+  note('fts5  = SELECT rowid, bm25, snippet, body, ref, scope … ORDER BY rank LIMIT 20 (one native statement)');
+  note('fts5r = SELECT rowid, bm25(t) … ORDER BY rank LIMIT 20 (rank only)');
+  table(
+    ['class', 'query', 'hits', 'ours', 'score', 'fts5', 'fts5r', 'rg', 'ours/fts5', 'top20 ∩'],
+    per.map((p) => [
+      p.q.cls,
+      p.q.text.length > 28 ? `${p.q.text.slice(0, 27)}…` : p.q.text,
+      p.total === p.fts5Total ? p.total : `${p.total}≠${p.fts5Total}`,
+      ms(median(p.service)),
+      ms(median(p.scorer)),
+      ms(median(p.fts5Full)),
+      ms(median(p.fts5Rank)),
+      p.rg.length ? ms(median(p.rg)) : '-',
+      ratio(median(p.service) / median(p.fts5Full)),
+      `${Math.round(p.overlap * 100)}%${p.overlap < 1 && p.tieAtCut ? ' (tie)' : ''}`,
+    ]),
+  );
+
+  console.log('');
+  table(
+    ['class', 'queries', 'ours p50', 'ours p95', 'score p50', 'fts5 p50', 'fts5 p95', 'ours/fts5 p50', 'score/fts5r p50'],
+    QUERY_CLASSES.map((cls) => {
+      const ps = per.filter((p) => p.q.cls === cls);
+      const all = (k: 'service' | 'scorer' | 'fts5Full' | 'fts5Rank') => ps.flatMap((p) => p[k]);
+      return [
+        cls,
+        ps.length,
+        ms(median(all('service'))),
+        ms(percentile(all('service'), 95)),
+        ms(median(all('scorer'))),
+        ms(median(all('fts5Full'))),
+        ms(percentile(all('fts5Full'), 95)),
+        ratio(median(all('service')) / median(all('fts5Full'))),
+        ratio(median(all('scorer')) / median(all('fts5Rank'))),
+      ];
+    }),
+  );
+  const pool = (k: 'service' | 'scorer' | 'fts5Full' | 'fts5Rank' | 'rg') => per.flatMap((p) => p[k]);
+  const geo = (f: (p: PerQuery) => number) => Math.exp(per.reduce((a, p) => a + Math.log(f(p)), 0) / per.length);
+  console.log('');
+  result('search_text p50, all queries (ours)', ms(summary.p50Service));
+  result('search_text p95, all queries (ours)', ms(percentile(pool('service'), 95)));
+  result('FTS5 p50 / p95 (rank + snippet + content)', `${ms(summary.p50Fts5)} / ${ms(percentile(pool('fts5Full'), 95))}`);
+  result('searchFts p50 (scorer alone)', ms(summary.p50Scorer));
+  result('FTS5 rank-only p50', ms(summary.p50Fts5Rank));
+  if (base.rg) result('ripgrep -c -i -F <first word> p50 (incl. spawn)', ms(median(pool('rg'))));
+  else note('ripgrep not found: skipped');
+  const r = summary.p50Service / summary.p50Fts5;
+  result('search_text p50 ratio ours / FTS5', ratio(r), '≤ 1.50×', r <= 1.5);
+  result('  geo-mean of per-query p50 ratios', ratio(geo((p) => median(p.service) / median(p.fts5Full))), '≤ 1.50×', geo((p) => median(p.service) / median(p.fts5Full)) <= 1.5);
+  const rs = summary.p50Scorer / summary.p50Fts5Rank;
+  result('scorer p50 ratio searchFts / FTS5 rank-only', ratio(rs), '≤ 1.50×', rs <= 1.5);
+  const orderAll = per.reduce((a, p) => a + p.orderSame, 0) / per.length;
+  result('top-20 overlap with FTS5 bm25 (mean)', `${(summary.overlap * 100).toFixed(1)}%`, '≈ 100%', summary.overlap >= 0.95);
+  result('same position in top 20 (mean)', `${(orderAll * 100).toFixed(1)}%`);
+  result('max relative score difference vs FTS5', Math.max(...per.map((p) => p.maxRelDiff)).toExponential(2));
+  const mismatched = per.filter((p) => p.total !== p.fts5Total);
+  result('queries whose match count differs from FTS5', String(mismatched.length), '0', mismatched.length === 0);
+}

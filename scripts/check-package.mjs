@@ -1,0 +1,17 @@
+// Packages the extension and checks the .vsix: the wasm and the bundles are in, sources and tests are out.
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const vsix = path.join(root, 'recollect.vsix');
+execFileSync('npx', ['vsce', 'package', '--no-dependencies', '--allow-missing-repository', '--out', vsix], { cwd: root, stdio: 'inherit' });
+const listing = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n').filter(Boolean);
+const must = ['extension/package.json', 'extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/sql-wasm.wasm'];
+const missing = must.filter((f) => !listing.includes(f));
+const leaked = listing.filter((f) => /^extension\/(src|test|bench|scripts|node_modules)\//.test(f) || f.endsWith('.map'));
+if (missing.length || leaked.length) {
+  console.error(`vsix problems: missing ${JSON.stringify(missing)}, should not ship ${JSON.stringify(leaked.slice(0, 20))}`);
+  process.exit(1);
+}
+console.log(`recollect.vsix: ${listing.length} files, wasm included, no sources or tests`);

@@ -1,0 +1,210 @@
+import { createFtsTableSql } from '../search/ftsSearch';
+import type { Operation } from '../store/journal';
+import type { StoreModule } from '../store/schema';
+import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import type { EventKind, HistorySource } from './parsedSession';
+
+export const HISTORY_FTS = 'history_fts';
+
+/** One event as journaled: bounded text inline, the full text (when larger) in the blob store. */
+export interface StoredEvent {
+  key: string;
+  seq: number;
+  runKey: string;
+  kind: EventKind;
+  text: string;
+  blob: string | null;
+  bytes: number;
+  hash: string;
+  at: number | null;
+  toolName: string | null;
+  callId: string | null;
+  toolInput: string | null;
+  isError: boolean;
+  parentKey: string | null;
+  rawType: string | null;
+  model: string | null;
+}
+
+export interface SessionHeader {
+  id: string;
+  source: HistorySource;
+  externalId: string;
+  file: string;
+  title: string | null;
+  workspace: string | null;
+  model: string | null;
+  startedAt: number | null;
+  updatedAt: number | null;
+  parentId: string | null;
+}
+
+/**
+ * One imported session's changes: new or changed events (by key), and for snapshot formats the
+ * keys that vanished from the file. Everything is decided by the importer, so replay is exact.
+ */
+export interface SessionImported extends Operation {
+  op: 'history.session.imported';
+  session: SessionHeader;
+  upserts: StoredEvent[];
+  removedKeys: string[];
+  runIds: Record<string, string>;
+}
+
+/** A file looked at, so an unchanged file is skipped without parsing next time. */
+export interface FileSeen extends Operation {
+  op: 'history.file.seen';
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+const MIGRATIONS = [
+  `
+  CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    file TEXT NOT NULL,
+    title TEXT,
+    workspace TEXT,
+    model TEXT,
+    started_at INTEGER,
+    updated_at INTEGER,
+    parent_id TEXT,
+    UNIQUE (source, external_id)
+  );
+  CREATE INDEX sessions_by_update ON sessions(updated_at);
+  CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    run_key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    objective TEXT,
+    started_at INTEGER,
+    ended_at INTEGER,
+    event_count INTEGER NOT NULL,
+    chars INTEGER NOT NULL,
+    UNIQUE (session_id, run_key)
+  );
+  CREATE INDEX runs_by_time ON runs(ended_at);
+  CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    blob TEXT,
+    bytes INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    created_at INTEGER,
+    tool_name TEXT,
+    call_id TEXT,
+    tool_input TEXT,
+    is_error INTEGER NOT NULL DEFAULT 0,
+    parent_key TEXT,
+    raw_type TEXT,
+    model TEXT,
+    UNIQUE (session_id, key)
+  );
+  CREATE INDEX events_by_run ON events(run_id, seq);
+  CREATE INDEX events_by_session ON events(session_id, seq);
+  CREATE TABLE import_files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ms INTEGER NOT NULL,
+    seen_at INTEGER NOT NULL
+  );
+  ${createFtsTableSql(HISTORY_FTS, ['session_id', 'kind'])}
+  `,
+];
+
+function applySessionImported(db: Database, op: Operation): void {
+  const { session: s, upserts, removedKeys, runIds } = op as SessionImported;
+  db.run(
+    `INSERT INTO sessions(id, source, external_id, file, title, workspace, model, started_at, updated_at, parent_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT(id) DO UPDATE SET file = excluded.file, title = coalesce(excluded.title, title),
+       workspace = coalesce(excluded.workspace, workspace), model = coalesce(excluded.model, model),
+       started_at = coalesce(min(started_at, excluded.started_at), started_at, excluded.started_at),
+       updated_at = coalesce(max(updated_at, excluded.updated_at), updated_at, excluded.updated_at),
+       parent_id = coalesce(excluded.parent_id, parent_id)`,
+    [s.id, s.source, s.externalId, s.file, s.title, s.workspace, s.model, s.startedAt, s.updatedAt, s.parentId],
+  );
+  for (const key of removedKeys) {
+    const id = queryScalar(db, 'SELECT id FROM events WHERE session_id = ? AND key = ?', [s.id, key]);
+    if (id === undefined) continue;
+    db.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
+    db.run('DELETE FROM events WHERE id = ?', [id]);
+  }
+  for (const e of upserts) {
+    const runId = runIds[e.runKey] as string;
+    const existing = queryScalar(db, 'SELECT id FROM events WHERE session_id = ? AND key = ?', [s.id, e.key]);
+    const values: SqlValue[] = [
+      runId, e.seq, e.kind, e.text, e.blob, e.bytes, e.hash, e.at, e.toolName, e.callId, e.toolInput, e.isError ? 1 : 0, e.parentKey, e.rawType, e.model,
+    ];
+    let id: number;
+    if (existing !== undefined) {
+      id = Number(existing);
+      db.run(
+        `UPDATE events SET run_id = ?, seq = ?, kind = ?, text = ?, blob = ?, bytes = ?, hash = ?, created_at = ?, tool_name = ?, call_id = ?,
+           tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
+        [...values, id],
+      );
+      db.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
+    } else {
+      db.run(
+        `INSERT INTO events(session_id, key, run_id, seq, kind, text, blob, bytes, hash, created_at, tool_name, call_id, tool_input, is_error, parent_key, raw_type, model)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [s.id, e.key, ...values],
+      );
+      id = Number(queryScalar(db, 'SELECT last_insert_rowid()'));
+    }
+    if (e.text.trim()) {
+      const body = e.toolName ? `${e.toolName} ${e.text}` : e.text;
+      db.run(`INSERT INTO ${HISTORY_FTS}(docid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)`, [
+        id, body, e.at ?? s.updatedAt ?? op.at, s.source, s.id, e.kind,
+      ]);
+    }
+  }
+  rebuildRuns(db, s.id);
+}
+
+/** Runs are derived from their events, so a re-import that moves events between runs stays consistent. */
+function rebuildRuns(db: Database, sessionId: string): void {
+  db.run('DELETE FROM runs WHERE session_id = ?', [sessionId]);
+  const rows = queryRows(
+    db,
+    `SELECT run_id, min(seq) AS first_seq, min(created_at) AS started, max(created_at) AS ended, count(*) AS n, sum(bytes) AS chars
+     FROM events WHERE session_id = ? GROUP BY run_id ORDER BY first_seq`,
+    [sessionId],
+  );
+  rows.forEach((r, i) => {
+    const objective = queryScalar(db, "SELECT text FROM events WHERE run_id = ? AND kind = 'user' ORDER BY seq LIMIT 1", [r.run_id as string]);
+    const runKey = queryScalar(db, 'SELECT key FROM events WHERE run_id = ? ORDER BY seq LIMIT 1', [r.run_id as string]);
+    db.run('INSERT INTO runs(id, session_id, run_key, seq, objective, started_at, ended_at, event_count, chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      r.run_id as string, sessionId, String(runKey ?? ''), i + 1,
+      typeof objective === 'string' ? objective.slice(0, 300) : null,
+      r.started ?? null, r.ended ?? null, Number(r.n), Number(r.chars),
+    ]);
+  });
+}
+
+function applyFileSeen(db: Database, op: Operation): void {
+  const f = op as FileSeen;
+  db.run(
+    'INSERT INTO import_files(path, size, mtime_ms, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, seen_at = excluded.seen_at',
+    [f.path, f.size, f.mtimeMs, f.at],
+  );
+}
+
+export const historyModule: StoreModule = {
+  name: 'history',
+  migrations: MIGRATIONS,
+  appliers: {
+    'history.session.imported': applySessionImported,
+    'history.file.seen': applyFileSeen,
+  },
+};

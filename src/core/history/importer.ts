@@ -1,0 +1,203 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Store } from '../store/store';
+import { queryRows } from '../store/sqlite';
+import type { FileSeen, SessionImported, StoredEvent } from './historySchema';
+import type { ParsedEvent, ParsedSession, ParseProblem } from './parsedSession';
+import { detectTranscript, isSnapshotFormat } from './parsers/detect';
+
+/** Text kept inline (and indexed) per event; the whole text of anything longer goes to the blob store. */
+export const INLINE_TEXT_MAX = 4000;
+const PREAMBLE_RUN = '(before the first request)';
+
+export interface ImportReport {
+  files: number;
+  unchanged_files: number;
+  ignored_files: number;
+  sessions: number;
+  runs: number;
+  events: number;
+  skipped_lines: number;
+  unknown_types: Record<string, number>;
+  problems: ParseProblem[];
+}
+
+export function emptyReport(): ImportReport {
+  return { files: 0, unchanged_files: 0, ignored_files: 0, sessions: 0, runs: 0, events: 0, skipped_lines: 0, unknown_types: {}, problems: [] };
+}
+
+export function sessionIdOf(source: string, externalId: string): string {
+  return 'ses_' + sha(`${source}\0${externalId}`).slice(0, 16);
+}
+
+export function runIdOf(sessionId: string, runKey: string): string {
+  return 't' + sha(`${sessionId}\0${runKey}`).slice(0, 10);
+}
+
+/**
+ * Imports transcript files into the history, incrementally and idempotently: an unchanged
+ * file is skipped by size and mtime; otherwise only events that are new or whose content
+ * changed are journaled, and for snapshot formats the events that vanished are removed.
+ */
+export class HistoryImporter {
+  constructor(private readonly store: Store) {}
+
+  async importPaths(paths: readonly string[], report = emptyReport()): Promise<ImportReport> {
+    for (const p of paths) {
+      const stat = statOrUndefined(p);
+      if (!stat) {
+        report.problems.push({ file: p, reason: 'no such file or folder' });
+        continue;
+      }
+      if (stat.isDirectory()) {
+        for (const file of walkTranscriptFiles(p)) await this.importFile(file, report, false);
+      } else {
+        await this.importFile(p, report, true);
+      }
+    }
+    return report;
+  }
+
+  /** `named`: the person pointed at this file, so a file we cannot read as a transcript is a problem, not noise. */
+  async importFile(file: string, report: ImportReport, named = true): Promise<void> {
+    const abs = path.resolve(file);
+    const stat = fs.statSync(abs);
+    const seen = queryRows(this.store.db, 'SELECT size, mtime_ms FROM import_files WHERE path = ?', [abs])[0];
+    if (seen && Number(seen.size) === stat.size && Number(seen.mtime_ms) === Math.floor(stat.mtimeMs)) {
+      report.files++;
+      report.unchanged_files++;
+      return;
+    }
+    const text = fs.readFileSync(abs, 'utf8');
+    const detected = detectTranscript(abs, text);
+    if (!detected) {
+      if (named) report.problems.push({ file: abs, reason: 'not a transcript format Recollect knows' });
+      else report.ignored_files++;
+      return;
+    }
+    report.files++;
+    const parsed = detected.parser(abs, text);
+    report.skipped_lines += parsed.problems.filter((p) => p.line !== undefined).length;
+    report.problems.push(...parsed.problems);
+    for (const [type, n] of Object.entries(parsed.unknownTypes)) report.unknown_types[type] = (report.unknown_types[type] ?? 0) + n;
+    for (const session of parsed.sessions) {
+      const written = await this.importSession(abs, session, isSnapshotFormat(detected.format));
+      report.sessions++;
+      report.runs += written.runs;
+      report.events += written.events;
+    }
+    await this.store.commit(() => {
+      const op: FileSeen = { op: 'history.file.seen', at: this.store.now, path: abs, size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) };
+      return { op, result: undefined };
+    });
+  }
+
+  private async importSession(file: string, session: ParsedSession, snapshot: boolean): Promise<{ runs: number; events: number }> {
+    const sessionId = sessionIdOf(session.source, session.externalId);
+    // Blobs are written (and synced) before the journal line that names them.
+    const prepared = uniqueKeys(session.events).map((e, i) => this.prepare(e, i + 1));
+    const runIds: Record<string, string> = {};
+    for (const e of prepared) runIds[e.runKey] ??= runIdOf(sessionId, e.runKey);
+    const times = prepared.map((e) => e.at).filter((t): t is number => t !== null);
+
+    return this.store.commit((db) => {
+      const existing = new Map(queryRows(db, 'SELECT key, hash FROM events WHERE session_id = ?', [sessionId]).map((r) => [String(r.key), String(r.hash)]));
+      const upserts = prepared.filter((e) => existing.get(e.key) !== e.hash);
+      const present = new Set(prepared.map((e) => e.key));
+      const removedKeys = snapshot ? [...existing.keys()].filter((k) => !present.has(k)) : [];
+      const known = existing.size > 0;
+      const result = { runs: Object.keys(runIds).length, events: upserts.length };
+      if (known && !upserts.length && !removedKeys.length) return { result };
+      const op: SessionImported = {
+        op: 'history.session.imported',
+        at: this.store.now,
+        session: {
+          id: sessionId,
+          source: session.source,
+          externalId: session.externalId,
+          file,
+          title: session.title ?? null,
+          workspace: session.workspace ?? null,
+          model: session.model ?? null,
+          startedAt: session.startedAt ?? (times.length ? Math.min(...times) : null),
+          updatedAt: session.updatedAt ?? (times.length ? Math.max(...times) : null),
+          parentId: session.parentExternalId ? sessionIdOf(session.source, session.parentExternalId) : null,
+        },
+        upserts,
+        removedKeys,
+        runIds,
+      };
+      return { op, result };
+    });
+  }
+
+  private prepare(e: ParsedEvent, seq: number): StoredEvent {
+    const full = e.text ?? '';
+    const large = full.length > INLINE_TEXT_MAX;
+    const toolInput = e.toolInput === undefined ? null : JSON.stringify(e.toolInput);
+    const runKey = e.runKey ?? PREAMBLE_RUN;
+    return {
+      key: e.key,
+      seq,
+      runKey,
+      kind: e.kind,
+      text: large ? full.slice(0, INLINE_TEXT_MAX) : full,
+      blob: large ? this.store.blobs.put(full) : null,
+      bytes: Buffer.byteLength(full, 'utf8'),
+      hash: sha(JSON.stringify([e.kind, full, e.toolName, toolInput, e.isError, runKey, e.parentKey, e.at, e.callId, e.rawType, e.model, seq])).slice(0, 16),
+      at: e.at ?? null,
+      toolName: e.toolName ?? null,
+      callId: e.callId ?? null,
+      toolInput,
+      isError: e.isError === true,
+      parentKey: e.parentKey ?? null,
+      rawType: e.rawType ?? null,
+      model: e.model ?? null,
+    };
+  }
+}
+
+/** Transcript files under a folder: .json and .jsonl, skipping dependency and VCS folders. */
+export function* walkTranscriptFiles(root: string): Generator<string> {
+  const stack = [root];
+  while (stack.length) {
+    const dir = stack.pop() as string;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules' && entry.name !== '.git') stack.push(full);
+      } else if (entry.isFile() && /\.jsonl?$/.test(entry.name)) {
+        yield full;
+      }
+    }
+  }
+}
+
+/** A source that repeats an id would otherwise make every re-import look like a change. */
+function uniqueKeys(events: readonly ParsedEvent[]): ParsedEvent[] {
+  const seen = new Map<string, number>();
+  return events.map((e) => {
+    const n = (seen.get(e.key) ?? 0) + 1;
+    seen.set(e.key, n);
+    return n === 1 ? e : { ...e, key: `${e.key}#${n}` };
+  });
+}
+
+function statOrUndefined(p: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function sha(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

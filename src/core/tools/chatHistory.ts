@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { refuse } from '../refusal';
+import type { Services } from '../services';
+import { parseTimeRange } from '../text/time';
+import { countTokens } from '../text/tokens';
+import { defineTool, type ToolContext } from './toolDefinition';
+
+/** Kinds a `reference` read keeps: the request, what each tool was called with and returned, and the replies. */
+const REFERENCE_KINDS = new Set(['user', 'tool_call', 'tool_result', 'assistant']);
+
+const input = z.strictObject({
+  mode: z.enum(['list', 'read', 'tool_list', 'tool', 'search']).optional().describe('list (default): recent runs with task_id; read: runs in full; tool_list: reusable calls of the last 16 runs; tool: one call\'s raw output; search: past messages.'),
+  task_id: z.union([z.string().min(1).max(40), z.array(z.string().min(1).max(40)).min(1).max(16)]).optional().describe('read: one task_id or a list; tool: the run holding the call.'),
+  name: z.string().min(1).max(200).optional().describe('tool: the tool name whose output to return.'),
+  scope: z.enum(['reference', 'full']).optional().describe('read: reference (default) keeps the request, tool calls with their outputs and the replies; full keeps everything (reasoning, system notes).'),
+  match: z.enum(['keyword', 'semantic']).optional().describe('search: keyword (default) matches text across the whole archive; semantic matches meaning where an embedding provider is configured.'),
+  query: z.string().min(1).max(500).optional().describe('search: what to look for.'),
+  time_range: z.string().max(80).optional().describe('list/search: "24h", "7d", "2w", "all", or "<ISO>..<ISO>".'),
+  limit: z.number().int().min(1).max(50).optional().describe('list: runs (default 20); search: hits (default 10). At most 50.'),
+});
+
+type Input = z.infer<typeof input>;
+
+export const chatHistoryTool = defineTool({
+  name: 'chat_history',
+  displayName: 'Chat history',
+  family: 'history',
+  description:
+    'This session\'s own action log, from Recollect\'s store of imported sessions (VS Code chat, Copilot, Claude Code, Codex). mode=list returns recent runs one row each with their task_id; mode=read opens one or more runs in full (what each was asked, every tool it called with what came back, the reply it ended on; scope=reference keeps those, scope=full keeps everything); mode=tool_list flattens the tool calls of the last 16 runs so an already-paid-for fetch is found before it is re-run; mode=tool returns one call\'s raw output by task_id + name; mode=search searches past messages (match=keyword across the whole archive, BM25; match=semantic only where an embedding provider is configured), bounded by time_range. "This session" is the newest session of the calling client\'s kind in its workspace; each answer names which session it used and how it was chosen.',
+  input,
+  run: (args, services, ctx) => chatHistory(args, services, ctx),
+});
+
+function chatHistory(args: Input, services: Services, ctx: ToolContext) {
+  const history = services.history;
+  const mode = args.mode ?? 'list';
+  const range = args.time_range === undefined ? {} : parseTimeRange(args.time_range, services.store.now);
+  if (!range) return refuse(`time_range "${args.time_range}" is not "24h", "7d", "all" or "<ISO>..<ISO>"`);
+
+  if (mode === 'search') {
+    if (!args.query) return refuse('mode=search needs a query');
+    if (args.match === 'semantic') {
+      return { ok: true, match: 'semantic', semantic: false, hits: [], reason: 'semantic search is off: no embedding provider is configured. Use match=keyword.' };
+    }
+    return history.search({ query: args.query, limit: args.limit ?? 10, since: range.since, before: range.before });
+  }
+
+  if (mode === 'read' || mode === 'tool') {
+    const ids = args.task_id === undefined ? [] : Array.isArray(args.task_id) ? args.task_id : [args.task_id];
+    if (!ids.length) return refuse(`mode=${mode} needs a task_id; mode=list shows them`);
+    if (mode === 'tool') {
+      if (!args.name) return refuse('mode=tool needs the tool name; mode=tool_list shows the calls');
+      if (ids.length > 1) return refuse('mode=tool takes one task_id');
+      return history.toolOutput(ids[0] as string, args.name);
+    }
+    const scope = args.scope ?? 'reference';
+    const runs = [];
+    for (const id of ids) {
+      const run = history.readRun(id);
+      if (!run) return refuse(`no run with task_id "${id}"; mode=list shows the recent ones`);
+      runs.push(scope === 'full' ? run : { ...run, events: run.events.filter((e) => REFERENCE_KINDS.has(e.kind)) });
+    }
+    const text = JSON.stringify(runs);
+    return { ok: true, scope, runs, tokens: countTokens(text), withheld: { checked: false, reason: 'no decision model is available here, so nothing was withheld' } };
+  }
+
+  const session = history.currentSession({ client: ctx.client, workspace: ctx.workspace });
+  if (!session) return { ok: true, session: null, runs: [], note: 'no sessions imported yet: run "recollect import" or let the extension import them' };
+  if (mode === 'tool_list') return { ok: true, session, calls: history.toolList(session.id) };
+  return { ok: true, session, runs: history.listRuns(session.id, args.limit ?? 20, range.since) };
+}

@@ -1,0 +1,101 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { emptyReport, type ImportReport } from '../core/history/importer';
+import { agentTranscriptRoots, vscodeTranscriptRoots, type SourceSwitch, type TranscriptRoot } from '../core/history/locations';
+import type { Services } from '../core/services';
+
+/** A first import with more files than this shows a progress notification. */
+const LARGE_IMPORT_FILES = 50;
+const RESCAN_MS = 30_000;
+const DEBOUNCE_MS = 1_500;
+
+/**
+ * Imports transcripts in the background: at start, whenever a watched folder changes, and on
+ * a slow timer (for folders a watcher cannot see). Unchanged files cost one stat each.
+ */
+export class HistoryWatcher implements vscode.Disposable {
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly status = vscode.window.createStatusBarItem('recollect.history', vscode.StatusBarAlignment.Right, 50);
+  private running: Promise<ImportReport> | undefined;
+  private pending = false;
+  private debounce: NodeJS.Timeout | undefined;
+  private first = true;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly services: Promise<Services>,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.status.name = 'Recollect history';
+    this.status.command = 'recollect.showStatus';
+    this.disposables.push(this.status);
+    const timer = setInterval(() => this.schedule(), RESCAN_MS);
+    this.disposables.push({ dispose: () => clearInterval(timer) });
+    this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('recollect.history') && this.schedule()));
+    for (const root of this.roots()) {
+      const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(root.path), '**/*.{json,jsonl}'));
+      watcher.onDidChange(() => this.schedule());
+      watcher.onDidCreate(() => this.schedule());
+      this.disposables.push(watcher);
+    }
+  }
+
+  /** Every folder this window imports from, with the setting that switches it. */
+  roots(): TranscriptRoot[] {
+    const config = vscode.workspace.getConfiguration('recollect.history');
+    const enabled = config.get<Partial<Record<SourceSwitch, boolean>>>('sources') ?? {};
+    // storageUri/globalStorageUri sit inside <user data>/User/{workspaceStorage/<id>,globalStorage}/<extension id>.
+    const globalStorage = path.dirname(this.context.globalStorageUri.fsPath);
+    const workspaceStorage = path.join(path.dirname(globalStorage), 'workspaceStorage');
+    const extra = (config.get<string[]>('extraFolders') ?? []).map((p) => ({ path: p.replace(/^~(?=$|\/)/, os.homedir()), switch: 'vscode' as const, source: 'vscode-chat' as const }));
+    return [...vscodeTranscriptRoots(workspaceStorage, globalStorage), ...agentTranscriptRoots(os.homedir()), ...extra].filter((r) => enabled[r.switch] !== false);
+  }
+
+  /** Imports now; concurrent calls share one run and a call during a run queues one more. */
+  importNow(): Promise<ImportReport> {
+    if (this.running) {
+      this.pending = true;
+      return this.running;
+    }
+    this.running = this.run().finally(() => {
+      this.running = undefined;
+      if (this.pending) {
+        this.pending = false;
+        void this.importNow();
+      }
+    });
+    return this.running;
+  }
+
+  schedule(): void {
+    if (this.debounce) clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => void this.importNow(), DEBOUNCE_MS);
+  }
+
+  dispose(): void {
+    if (this.debounce) clearTimeout(this.debounce);
+    for (const d of this.disposables) d.dispose();
+  }
+
+  private async run(): Promise<ImportReport> {
+    const services = await this.services;
+    const roots = this.roots().map((r) => r.path);
+    const work = () => services.importer.importPaths(roots, emptyReport());
+    const before = services.history.counts();
+    const report = this.first && before.sessions === 0
+      ? await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Recollect: importing chat history…' }, work)
+      : await work();
+    if (this.first && report.files - report.unchanged_files > LARGE_IMPORT_FILES) {
+      void vscode.window.showInformationMessage(`Recollect imported ${report.sessions} sessions (${report.events} events) from ${report.files} files.`);
+    }
+    this.first = false;
+    for (const p of report.problems.slice(0, 20)) this.log.warn(`import: ${p.file}${p.line ? `:${p.line}` : ''}: ${p.reason}`);
+    if (report.events) this.log.info(`import: ${report.events} new events in ${report.sessions} sessions`);
+    const counts = services.history.counts();
+    this.status.text = `$(history) ${counts.sessions}`;
+    this.status.tooltip = `Recollect: ${counts.sessions} sessions, ${counts.runs} runs, ${counts.events} events imported`;
+    this.status.show();
+    return report;
+  }
+}

@@ -1,0 +1,106 @@
+import { MemoryBrowse, type BrowseItem } from '../core/memory/memoryBrowse';
+import { isRefusal } from '../core/refusal';
+import type { Services } from '../core/services';
+import {
+  parseWebviewMessage,
+  type HostMessage,
+  type MemoryItem,
+  type RequestHandlers,
+  type RequestKind,
+  type RequestOf,
+  type ResponseOf,
+  type ResultOf,
+  type SearchHit,
+} from '../../webview/shared/protocol';
+
+// No `vscode` here: the webview tests answer a real Chromium page with these same handlers.
+
+/** More hits than a sidebar can show usefully; the rest are a refinement away. */
+const SEARCH_TOP_K = 30;
+
+/** A refusal from the engine is an answer the view shows, not a crash; it travels as an error. */
+class RefusedError extends Error {}
+
+export function memoryViewHandlers(services: Services, browse = new MemoryBrowse(services.store)): RequestHandlers {
+  return {
+    status() {
+      const s = services.memory.status();
+      return {
+        facts: s.facts,
+        current_facts: s.current_facts,
+        entries: s.entries,
+        note_files: s.notes,
+        entities: s.entities,
+        semantic: s.semantic,
+        semantic_reason: s.semantic ? null : s.semantic_reason,
+        warnings: s.warnings,
+      };
+    },
+    search({ query, scope }) {
+      const found = services.memory.searchText({ query, scope, top_k: SEARCH_TOP_K });
+      if (isRefusal(found)) throw new RefusedError(found.reason);
+      const facts = browse.factsByRef(found.hits.map((h) => h.id));
+      const hits: SearchHit[] = [];
+      for (const h of found.hits) {
+        const base = { id: h.id, text: h.text, scope: h.scope, created_at: h.created_at, snippet: h.snippet };
+        if (h.kind === 'note') {
+          hits.push({ ...base, kind: 'note' });
+          continue;
+        }
+        // The index and the ledger are read in one synchronous turn, so an indexed fact is always found.
+        const fact = facts.get(h.id);
+        if (fact) hits.push({ ...base, kind: 'fact', fact: { subject: fact.subject, predicate: fact.predicate, object: fact.object } });
+      }
+      return { query, hits, total: found.total };
+    },
+    recent({ limit }) {
+      return { items: browse.recent(limit).map(toWire) };
+    },
+    retrieve({ subject }) {
+      const found = services.memory.retrieve({ subject, include_history: true });
+      if (isRefusal(found)) throw new RefusedError(found.reason);
+      return {
+        subject: found.subject,
+        values: found.values.map((v) => ({
+          id: v.id,
+          predicate: v.predicate,
+          object: v.object,
+          scope: v.scope,
+          source: v.source,
+          recorded_at: v.recorded_at,
+          status: v.status,
+          superseded_at: v.superseded_at,
+        })),
+      };
+    },
+  };
+}
+
+function toWire(item: BrowseItem): MemoryItem {
+  const base = { id: item.id, text: item.text, scope: item.scope, created_at: item.created_at };
+  return item.kind === 'fact' ? { ...base, kind: 'fact', fact: { subject: item.subject, predicate: item.predicate, object: item.object } } : { ...base, kind: 'note' };
+}
+
+/** The handlers' kinds and results stay correlated only inside a generic call. */
+async function dispatch<K extends RequestKind>(handlers: RequestHandlers, req: RequestOf<K>): Promise<ResponseOf<K>> {
+  const handler: RequestHandlers[K] = handlers[req.kind];
+  const result: ResultOf<K> = await handler(req.params);
+  return { type: 'response', id: req.id, kind: req.kind, ok: true, result };
+}
+
+/**
+ * Turns whatever the webview posted into what to post back: a response for a request, `changed`
+ * for a refresh, nothing for junk. The handlers may still be waiting on the store to open; if
+ * it failed, every request is answered with the reason instead of hanging the view.
+ */
+export async function answerWebviewMessage(raw: unknown, handlers: RequestHandlers | Promise<RequestHandlers>): Promise<HostMessage | undefined> {
+  const msg = parseWebviewMessage(raw);
+  if (!msg) return undefined;
+  if (msg.type === 'refresh') return { type: 'changed' };
+  try {
+    return await dispatch(await handlers, msg);
+  } catch (err) {
+    const error = err instanceof RefusedError ? err.message : `Recollect could not answer: ${err instanceof Error ? err.message : String(err)}`;
+    return { type: 'response', id: msg.id, kind: msg.kind, ok: false, error };
+  }
+}
