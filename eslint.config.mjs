@@ -5,7 +5,7 @@ export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/e2e/**', 'scripts/**', '*.mjs', 'test-results/**'] },
   ...tseslint.configs.recommended,
   {
-    files: ['src/**/*.ts', 'webview/**/*.ts', 'webview/**/*.tsx', 'test/unit/**/*.ts'],
+    files: ['src/**/*.ts', 'webview/**/*.ts', 'webview/**/*.tsx', 'test/unit/**/*.ts', 'test/webview/**/*.ts', 'bench/**/*.ts'],
     languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

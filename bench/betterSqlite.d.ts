@@ -1,13 +1,13 @@
 // The few better-sqlite3 calls the benchmark makes (the package ships no types and @types is not installed).
 declare module 'better-sqlite3' {
-  interface Statement {
+  export interface Statement {
     run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
     get(...params: unknown[]): unknown;
     all(...params: unknown[]): unknown[];
     pluck(on?: boolean): Statement;
     raw(on?: boolean): Statement;
   }
-  interface Database {
+  export interface Database {
     prepare(sql: string): Statement;
     exec(sql: string): Database;
     pragma(sql: string, opts?: { simple?: boolean }): unknown;

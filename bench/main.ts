@@ -6,6 +6,7 @@ import { bulkLoad } from './bulkLoad';
 import { chooseQueries, defaultFixturesDir, documentFrequencies, loadVocabulary, messageGenerator, type Vocabulary } from './corpus';
 import { Rng } from './rng';
 import { buildBaselines, runSearchBench } from './searchBench';
+import { runDiag } from './diag';
 import { coldOpenBench, fsyncBaseline, rememberBench, rememberInputs, snapshotSize, summarize, type RememberTimings } from './storeBench';
 import { heading, mb, median, ms, note, nowMs, progress, ratio, result } from './stats';
 
@@ -105,6 +106,10 @@ async function bench(): Promise<void> {
     const bigSize = snapshotSize(bigHome);
     progress(`big store: ${mb(bigSize)} in ${ms(buildMs)}; reopening through openServices`);
     big = await openServices({ home: bigHome, wasmPath: WASM });
+    if (process.argv.includes('--diag')) {
+      runDiag(big, queries, arg('diag-runs', 5));
+      return;
+    }
 
     // ---- 3. search (before remember adds rows, so FTS5 holds exactly the same rows) -------
     progress('search: building the FTS5 baseline (better-sqlite3) and the ripgrep text file');

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import BetterSqlite3 from 'better-sqlite3';
+import BetterSqlite3, { type Database as NativeDatabase } from 'better-sqlite3';
 import type { Services } from '../src/core/services';
 import { MEMORY_FTS } from '../src/core/memory/memorySchema';
 import { searchFts } from '../src/core/search/ftsSearch';
@@ -11,7 +11,7 @@ import { heading, median, ms, note, nowMs, percentile, progress, ratio, result, 
 
 /** The same corpus in FTS5 (better-sqlite3, native SQLite with the same unicode61 tokenizer), and as a text file for ripgrep. */
 export interface Baselines {
-  fts5: BetterSqlite3.Database;
+  fts5: NativeDatabase;
   fts5File: string;
   textFile: string;
   rows: number;

@@ -87,15 +87,16 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     const wall = nowMs() - t;
     if (r.status !== 0) throw new Error(`child ${args.join(' ')} failed: ${r.stderr}`);
     const line = r.stdout.trim().split('\n').pop() ?? '{}';
-    return { ...(JSON.parse(line) as Record<string, number>), wall };
+    const data = JSON.parse(line) as Record<string, number>;
+    return { readMs: data.readMs ?? NaN, openMs: data.openMs ?? NaN, queryMs: data.queryMs ?? NaN, wall };
   };
   for (let i = 0; i < runs; i++) {
     const read = child(['read', path.join(home, 'store.sqlite')]);
-    out.read.push(read.readMs as number);
+    out.read.push(read.readMs);
     const open = child(['open', home, query]);
-    out.open.push(open.openMs as number);
-    out.firstQuery.push(open.queryMs as number);
-    out.openPlusQuery.push((open.openMs as number) + (open.queryMs as number));
+    out.open.push(open.openMs);
+    out.firstQuery.push(open.queryMs);
+    out.openPlusQuery.push(open.openMs + open.queryMs);
     out.childWall.push(open.wall);
   }
   return out;

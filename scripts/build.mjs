@@ -75,5 +75,5 @@ if (!only || only.has('cli') || only.has('extension')) {
   fs.copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(root, 'dist/sql-wasm.wasm'));
 }
 if ((!only || only.has('webview')) && fs.existsSync(path.join(root, 'webview'))) await buildWebviews();
-fs.chmodSync(path.join(root, 'dist/cli.js'), 0o755);
+if (fs.existsSync(path.join(root, 'dist/cli.js'))) fs.chmodSync(path.join(root, 'dist/cli.js'), 0o755);
 console.log(`built ${only ? [...only].join(', ') : 'extension, cli, webviews'} into dist/`);

@@ -18,6 +18,7 @@ export interface RecollectApi {
   /** Imports every watched transcript folder now. */
   importNow(): Promise<ImportReport>;
   historyRoots(): string[];
+  vscodeStorage(): { workspaceStorage: string; globalStorage: string };
 }
 
 /**
@@ -65,5 +66,6 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     },
     importNow: () => watcher.importNow(),
     historyRoots: () => watcher.roots().map((r) => r.path),
+    vscodeStorage: () => watcher.vscodeStorage(),
   };
 }

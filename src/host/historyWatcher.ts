@@ -45,11 +45,15 @@ export class HistoryWatcher implements vscode.Disposable {
   roots(): TranscriptRoot[] {
     const config = vscode.workspace.getConfiguration('recollect.history');
     const enabled = config.get<Partial<Record<SourceSwitch, boolean>>>('sources') ?? {};
-    // storageUri/globalStorageUri sit inside <user data>/User/{workspaceStorage/<id>,globalStorage}/<extension id>.
-    const globalStorage = path.dirname(this.context.globalStorageUri.fsPath);
-    const workspaceStorage = path.join(path.dirname(globalStorage), 'workspaceStorage');
+    const { workspaceStorage, globalStorage } = this.vscodeStorage();
     const extra = (config.get<string[]>('extraFolders') ?? []).map((p) => ({ path: p.replace(/^~(?=$|\/)/, os.homedir()), switch: 'vscode' as const, source: 'vscode-chat' as const }));
     return [...vscodeTranscriptRoots(workspaceStorage, globalStorage), ...agentTranscriptRoots(os.homedir()), ...extra].filter((r) => enabled[r.switch] !== false);
+  }
+
+  /** This installation's storage folders: globalStorageUri sits in <user data>/User/globalStorage/<extension id>. */
+  vscodeStorage(): { workspaceStorage: string; globalStorage: string } {
+    const globalStorage = path.dirname(this.context.globalStorageUri.fsPath);
+    return { globalStorage, workspaceStorage: path.join(path.dirname(globalStorage), 'workspaceStorage') };
   }
 
   /** Imports now; concurrent calls share one run and a call during a run queues one more. */

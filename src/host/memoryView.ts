@@ -1,5 +1,4 @@
 import * as vscode from 'vscode';
-import { MemoryBrowse } from '../core/memory/memoryBrowse';
 import type { Services } from '../core/services';
 import type { HostMessage, RequestHandlers } from '../../webview/shared/protocol';
 import { answerWebviewMessage, memoryViewHandlers } from './memoryViewHandlers';
@@ -15,13 +14,12 @@ const POLL_MS = 4_000;
 
 /** The sidebar memory browser: a webview answered by the vscode-free handlers. */
 export function registerMemoryView(context: vscode.ExtensionContext, services: Promise<Services>): vscode.Disposable {
-  const ready = services.then((s) => {
-    const browse = new MemoryBrowse(s.store);
-    return { browse, handlers: memoryViewHandlers(s, browse) };
-  });
-  // Without this a failed open would surface as an unhandled rejection; the container reports it.
-  ready.catch(() => undefined);
+  const ready = services.then((s) => ({ browse: s.browse, handlers: memoryViewHandlers(s, s.browse) }));
   const handlers: Promise<RequestHandlers> = ready.then((r) => r.handlers);
+  // A store that failed to open is reported by the container; requests answer with the reason.
+  // These catches only keep the rejection from also surfacing as an unhandled one.
+  ready.catch(() => undefined);
+  handlers.catch(() => undefined);
 
   const provider: vscode.WebviewViewProvider = {
     resolveWebviewView(view) {
@@ -36,23 +34,22 @@ export function registerMemoryView(context: vscode.ExtensionContext, services: P
         if (seen !== undefined && version !== seen) post({ type: 'changed' });
         seen = version;
       };
-      const lookQuietly = () => look().catch(() => undefined);
-      const follow = (shown: boolean) => {
+      const lookQuietly = () => void look().catch(() => undefined);
+      // Polls only while visible; on being shown again one look tells whether hidden time missed writes.
+      const follow = () => {
         clearInterval(timer);
         timer = undefined;
         if (!view.visible) return;
-        // Hidden, the view may have missed writes; it refetches once instead of polling in the dark.
-        if (shown) post({ type: 'changed' });
-        void lookQuietly();
-        timer = setInterval(() => void lookQuietly(), POLL_MS);
+        lookQuietly();
+        timer = setInterval(lookQuietly, POLL_MS);
       };
-      follow(false);
+      follow();
 
       const subs = [
         view.webview.onDidReceiveMessage((raw: unknown) => {
           void answerWebviewMessage(raw, handlers).then((reply) => reply && post(reply));
         }),
-        view.onDidChangeVisibility(() => follow(true)),
+        view.onDidChangeVisibility(follow),
       ];
       view.onDidDispose(() => {
         clearInterval(timer);

@@ -124,6 +124,12 @@ function freePort() {
   });
 }
 
+/** The shared transcript fixtures: beside the repository, or where this machine keeps them. */
+function findFixtures() {
+  const candidates = [path.resolve(REPO, '..', 'shared', 'fixtures', 'transcripts'), '/work/shared/fixtures/transcripts'];
+  return candidates.find((c) => fs.existsSync(c)) ?? '';
+}
+
 function startCodeServer(bin, port, dirs, workspace) {
   // Drop variables that make code-server think it runs inside another VS Code (e.g.
   // VSCODE_IPC_HOOK_CLI from a VS Code terminal makes it hand the folder to that
@@ -136,6 +142,8 @@ function startCodeServer(bin, port, dirs, workspace) {
     // folder, and the suite knows where to write its results.
     RECOLLECT_HOME: dirs.recollectHome,
     RECOLLECT_E2E_RESULTS: dirs.results,
+    HOME: dirs.home,
+    RECOLLECT_E2E_FIXTURES: findFixtures(),
     // code-server otherwise writes ~/.config/code-server/config.yaml and
     // ~/.local/share/code-server; keep the machine untouched.
     XDG_CONFIG_HOME: dirs.xdgConfig,
@@ -257,12 +265,14 @@ async function main() {
     userData: path.join(tmp, 'user-data'),
     extensions: path.join(tmp, 'extensions'),
     recollectHome: path.join(tmp, 'recollect-home'),
+    // A home of its own, so the extension imports only the transcripts the tests place there.
+    home: path.join(tmp, 'home'),
     xdgConfig: path.join(tmp, 'xdg-config'),
     xdgData: path.join(tmp, 'xdg-data'),
     results: path.join(tmp, 'results.json'),
     serverLog: path.join(tmp, 'code-server.log'),
   };
-  for (const d of [dirs.userData, dirs.extensions, dirs.recollectHome, dirs.xdgConfig, dirs.xdgData]) {
+  for (const d of [dirs.userData, dirs.extensions, dirs.recollectHome, dirs.home, dirs.xdgConfig, dirs.xdgData]) {
     fs.mkdirSync(d, { recursive: true });
   }
   let workspace = process.env.RECOLLECT_E2E_WORKSPACE;

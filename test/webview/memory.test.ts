@@ -16,7 +16,8 @@ import type { RequestHandlers } from '../../webview/shared/protocol';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = path.join(ROOT, 'dist', 'webview');
 const WASM = createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm');
-const SHOT = path.join(ROOT, 'test-results', 'memory-view.png');
+const SHOTS = path.join(ROOT, 'test-results');
+const SHOT = path.join(SHOTS, 'memory-view.png');
 
 /** VS Code's Dark Modern values for the variables the view uses, so the screenshot is honest. */
 const DARK: Record<string, string> = {
@@ -56,6 +57,8 @@ function serve(): Promise<http.Server> {
       res.end(webviewDocument({ name: 'memory', title: 'Memory', cspSource: origin, scriptUri: `${origin}/memory.js`, styleUri: `${origin}/memory.css` }));
       return;
     }
+    // Chromium asks for a favicon on its own; a VS Code webview never does.
+    if (url.pathname === '/favicon.ico') return void res.writeHead(204).end();
     const file = path.join(DIST, path.normalize(decodeURIComponent(url.pathname)));
     if (!file.startsWith(DIST + path.sep) || !fs.existsSync(file)) return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
@@ -99,6 +102,7 @@ describe('memory browser webview, real Chromium against a real store', () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage({ viewport: { width: 340, height: 720 }, colorScheme: 'dark' });
+    page.on('response', (r) => r.status() >= 400 && problems.push(`${r.status()} ${r.url()}`));
     page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
     page.on('console', (msg) => msg.type() === 'error' && problems.push(`console: ${msg.text()}`));
     await page.exposeFunction('__recollectHost', async (raw: unknown) => {
@@ -161,6 +165,7 @@ describe('memory browser webview, real Chromium against a real store', () => {
     expect(await hit.locator('.badge').textContent()).toBe('note');
     expect(await hit.textContent()).toContain('global');
     expect(requests.filter((k) => k === 'search').length).toBeLessThanOrEqual(2);
+    await page.screenshot({ path: path.join(SHOTS, 'memory-view-search.png') });
   });
 
   it('opens a fact’s history with the replaced and the current value', async () => {
@@ -173,6 +178,7 @@ describe('memory browser webview, real Chromium against a real store', () => {
     expect(await page.locator('[data-status="current"] .object').textContent()).toBe('vite');
     expect(await page.locator('[data-status="historical"] .object').textContent()).toBe('webpack');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('history-title');
+    await page.screenshot({ path: path.join(SHOTS, 'memory-view-history.png') });
     await page.keyboard.press('Escape');
     await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-item') ?? '')).toMatch(/^fact:/);
   });

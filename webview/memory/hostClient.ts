@@ -34,7 +34,7 @@ export class HostClient {
 
   request<K extends RequestKind>(kind: K, params: ParamsOf<K>): Promise<ResultOf<K>> {
     const id = this.nextId++;
-    const message = { type: 'request', id, kind, params } as RequestOf<K>;
+    const message: RequestOf<K> = { type: 'request', id, kind, params };
     return new Promise<ResultOf<K>>((resolve, reject) => {
       // The response is checked to be for this id and kind before its result is handed over.
       this.pending.set(id, { kind, resolve: resolve as (result: unknown) => void, reject });

@@ -73,8 +73,14 @@ export class GuideService implements GuideSource {
       const parts: string[] = [];
       const from: string[] = [];
       const builtin = BUILTIN_GUIDES[topic as BuiltinTopic] as string | undefined;
-      if (builtin !== undefined && !replaces) (parts.push(builtin), from.push('builtin'));
-      for (const g of own) (parts.push(g.text), from.push(g.file));
+      if (builtin !== undefined && !replaces) {
+        parts.push(builtin);
+        from.push('builtin');
+      }
+      for (const g of own) {
+        parts.push(g.text);
+        from.push(g.file);
+      }
       sections.push(`## ${topic}\n\n${parts.join('\n\n')}`);
       sources[topic] = from;
     }

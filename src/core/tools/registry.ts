@@ -1,10 +1,14 @@
 import { chatHistoryTool } from './chatHistory';
+import { errorHistoryTool } from './errorHistory';
 import { memoryStatusTool } from './memoryStatus';
+import { reasoningGuideTool } from './reasoningGuide';
 import { rememberTool } from './remember';
 import { retrieveMemoryTool } from './retrieveMemory';
 import { saveMemoryTool } from './saveMemory';
 import { searchTextTool } from './searchText';
 import type { ToolDefinition } from './toolDefinition';
+import { writeErrorTool } from './writeError';
+import { writeResultTool } from './writeResult';
 
 /**
  * The single source of truth for what Recollect offers: VS Code's language-model tools, the
@@ -17,6 +21,10 @@ export const TOOLS: readonly ToolDefinition[] = [
   searchTextTool,
   memoryStatusTool,
   chatHistoryTool,
+  errorHistoryTool,
+  writeErrorTool,
+  reasoningGuideTool,
+  writeResultTool,
 ] as readonly ToolDefinition[];
 
 export function findTool(name: string): ToolDefinition | undefined {

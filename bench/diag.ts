@@ -1,0 +1,100 @@
+import type { Services } from '../src/core/services';
+import { MEMORY_FTS } from '../src/core/memory/memorySchema';
+import { searchFts, snippets } from '../src/core/search/ftsSearch';
+import { parseMatchQuery } from '../src/core/search/matchQuery';
+import { queryRows, queryScalar, type Database } from '../src/core/store/sqlite';
+import { countTokens } from '../src/core/text/tokens';
+import { iso } from '../src/core/text/time';
+import { QUERY_CLASSES, type BenchQuery } from './corpus';
+import { heading, median, ms, nowMs, table } from './stats';
+
+/**
+ * Where the time of one search_text goes: each step of MemoryService.searchText and of
+ * searchFts timed on its own, plus alternative SQL shapes for the matchinfo pass.
+ */
+export function runDiag(services: Services, queries: BenchQuery[], runs: number): void {
+  const db = services.store.db;
+  const t = MEMORY_FTS;
+  const now = Date.now();
+  const steps: Record<string, (q: BenchQuery, match: string, ids: number[]) => unknown> = {
+    'searchFts': (q) => searchFts(db, t, { query: q.text, limit: 20, sort: 'relevance', now }),
+    'stats pcnax': (_q, m) => queryScalar(db, `SELECT hex(matchinfo(${t}, 'pcnax')) FROM ${t} WHERE ${t} MATCH ? LIMIT 1`, [m]),
+    'stat table': () => queryScalar(db, `SELECT value FROM ${t}_stat WHERE id = 0`),
+    'count(*)': (_q, m) => queryScalar(db, `SELECT count(*) FROM ${t} WHERE ${t} MATCH ?`, [m]),
+    'gc(docid)': (_q, m) => queryScalar(db, `SELECT group_concat(docid, ',') FROM ${t} WHERE ${t} MATCH ?`, [m]),
+    'CTE ly': (_q, m) =>
+      queryScalar(db, `WITH m AS MATERIALIZED (SELECT docid, created_at, matchinfo(${t}, 'ly') AS mi FROM ${t} WHERE ${t} MATCH ?)
+        SELECT group_concat(docid || ',' || created_at || ',' || hex(mi), ';') FROM m`, [m]),
+    'CTE y': (_q, m) =>
+      queryScalar(db, `WITH m AS MATERIALIZED (SELECT docid, created_at, matchinfo(${t}, 'y') AS mi FROM ${t} WHERE ${t} MATCH ?)
+        SELECT group_concat(docid || ',' || created_at || ',' || hex(mi), ';') FROM m`, [m]),
+    'CTE ly no created': (_q, m) =>
+      queryScalar(db, `WITH m AS MATERIALIZED (SELECT docid, matchinfo(${t}, 'ly') AS mi FROM ${t} WHERE ${t} MATCH ?)
+        SELECT group_concat(docid || ',' || hex(mi), ';') FROM m`, [m]),
+    'agg ly direct': (_q, m) => {
+      try {
+        return queryScalar(db, `SELECT group_concat(docid || ',' || created_at || ',' || hex(matchinfo(${t}, 'ly')), ';') FROM ${t} WHERE ${t} MATCH ?`, [m]);
+      } catch {
+        return undefined;
+      }
+    },
+    'CTE ly substr': (_q, m) => {
+      const p = parseMatchQuery(m)?.phrases.length ?? 1;
+      const parts = ['hex(substr(mi, 1, 4))'];
+      for (let i = 0; i < p; i++) parts.push(`hex(substr(mi, ${1 + 16 + 16 * i}, 4))`);
+      return queryScalar(db, `WITH m AS MATERIALIZED (SELECT docid, created_at, matchinfo(${t}, 'ly') AS mi FROM ${t} WHERE ${t} MATCH ?)
+        SELECT group_concat(docid || ',' || created_at || ',' || ${parts.join(' || ')}, ';') FROM m`, [m]);
+    },
+    'step rows ly': (_q, m) => {
+      const stmt = db.prepare(`SELECT docid, created_at, matchinfo(${t}, 'ly') FROM ${t} WHERE ${t} MATCH ?`);
+      let n = 0;
+      try {
+        stmt.bind([m]);
+        while (stmt.step()) {
+          stmt.get();
+          n++;
+        }
+      } finally {
+        stmt.free();
+      }
+      return n;
+    },
+    'snippets(20)': (_q, m, ids) => snippets(db, t, m, ids),
+    'refs(20)': (_q, _m, ids) => queryRows(db, `SELECT docid, ref, scope, body FROM ${t} WHERE docid IN (${ids.map(() => '?').join(',') || 'NULL'})`, ids),
+    'countTokens': (_q, m, ids) => {
+      const rows = queryRows(db, `SELECT docid, ref, scope, body FROM ${t} WHERE docid IN (${ids.map(() => '?').join(',') || 'NULL'})`, ids);
+      const hits = rows.map((r) => ({ id: String(r.ref), kind: 'note', text: String(r.body), snippet: m, scope: String(r.scope), created_at: iso(now), score: 1.234 }));
+      return countTokens(JSON.stringify(hits));
+    },
+    'searchText': (q) => services.memory.searchText({ query: q.text, top_k: 20 }),
+  };
+  const names = Object.keys(steps);
+  const times = new Map<string, Map<string, number[]>>(); // step → query → samples
+  for (const n of names) times.set(n, new Map(queries.map((q) => [q.text, []])));
+  const prepared = queries.map((q) => {
+    const match = parseMatchQuery(q.text)!.match;
+    const found = searchFts(db, t, { query: q.text, limit: 20, sort: 'relevance', now });
+    return { q, match, ids: found.ok ? found.hits.map((h) => h.docid) : [], total: found.ok ? found.total : 0 };
+  });
+  for (let r = -1; r < runs; r++) {
+    for (const p of prepared) {
+      for (const n of names) {
+        const t0 = nowMs();
+        steps[n]!(p.q, p.match, p.ids);
+        const dt = nowMs() - t0;
+        if (r >= 0) times.get(n)!.get(p.q.text)!.push(dt);
+      }
+    }
+  }
+  heading('diagnosis: p50 per step, per query class (median over the class\'s samples)');
+  table(
+    ['step', ...QUERY_CLASSES],
+    names.map((n) => [n, ...QUERY_CLASSES.map((cls) => ms(median(prepared.filter((p) => p.q.cls === cls).flatMap((p) => times.get(n)!.get(p.q.text)!))))]),
+  );
+  console.log('');
+  table(
+    ['query', 'hits', ...names.slice(0, 10)],
+    prepared.map((p) => [p.q.text.slice(0, 24), p.total, ...names.slice(0, 10).map((n) => ms(median(times.get(n)!.get(p.q.text)!)))]),
+  );
+  void (db as Database);
+}
