@@ -58,7 +58,10 @@ async function bench(): Promise<void> {
   const rememberCalls = arg('remember', 1000);
   const messages = Math.round(100_000 * scale);
   const facts = Math.round(5_000 * scale);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-bench-'));
+  // --reuse <dir> keeps and reuses the stores of an earlier --keep run (for diagnosis only).
+  const reuseArg = process.argv.indexOf('--reuse');
+  const reuse = reuseArg > 0 ? process.argv[reuseArg + 1] : undefined;
+  const tmp = reuse ?? fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-bench-'));
   const sections: (() => void)[] = [];
   const verdicts: [string, boolean][] = [];
   let big: Services | undefined;
@@ -86,6 +89,7 @@ async function bench(): Promise<void> {
       return w.slice(0, stmtRng.int(8, 60)).join(' ');
     };
     const smallHome = path.join(tmp, 'small');
+    fs.rmSync(smallHome, { recursive: true, force: true });
     const smallCorpus = messageGenerator(vocab, new Rng(SEED + 4));
     await buildStore(smallHome, Array.from({ length: 430 }, () => smallCorpus.next()), 430, 20, factWords, new Rng(SEED + 5));
     const small = await openServices({ home: smallHome, wasmPath: WASM });
@@ -99,7 +103,9 @@ async function bench(): Promise<void> {
     const bigHome = path.join(tmp, 'big');
     progress(`building the big store: ${messages} messages + ${facts} facts (+${facts} superseded) through SQL in one transaction`);
     const tb = nowMs();
-    await buildStore(bigHome, corpus, messages, facts, factWords, new Rng(SEED + 7), (d) => progress(`  bulk insert ${d}`));
+    if (!reuse || !fs.existsSync(path.join(bigHome, 'store.sqlite'))) {
+      await buildStore(bigHome, corpus, messages, facts, factWords, new Rng(SEED + 7), (d) => progress(`  bulk insert ${d}`));
+    }
     const buildMs = nowMs() - tb;
     corpus.length = 0;
     gc();
@@ -179,7 +185,7 @@ async function bench(): Promise<void> {
     } catch {
       // best effort on the way out
     }
-    if (process.argv.includes('--keep')) console.log(`kept ${tmp}`);
+    if (process.argv.includes('--keep') || reuse) console.log(`kept ${tmp}`);
     else fs.rmSync(tmp, { recursive: true, force: true });
   }
 }

@@ -7,6 +7,7 @@ import { MEMORY_FTS } from '../src/core/memory/memorySchema';
 import { searchFts } from '../src/core/search/ftsSearch';
 import { parseMatchQuery } from '../src/core/search/matchQuery';
 import { QUERY_CLASSES, type BenchQuery } from './corpus';
+import { referenceSearchFts } from './referenceScorer';
 import { heading, median, ms, note, nowMs, percentile, progress, ratio, result, table } from './stats';
 
 /** The same corpus in FTS5 (better-sqlite3, native SQLite with the same unicode61 tokenizer), and as a text file for ripgrep. */
@@ -70,6 +71,7 @@ interface PerQuery {
   fts5Total: number;
   service: number[];
   scorer: number[];
+  before: number[];
   fts5Full: number[];
   fts5Rank: number[];
   rg: number[];
@@ -82,6 +84,9 @@ interface PerQuery {
 export interface SearchSummary {
   p50Service: number;
   p50Scorer: number;
+  p50Before: number;
+  identical: number;
+  cases: number;
   p50Fts5: number;
   p50Fts5Rank: number;
   overlap: number;
@@ -101,7 +106,7 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
   const per: PerQuery[] = queries.map((q) => {
     const parsed = parseMatchQuery(q.text);
     if (!parsed) throw new Error(`bench query "${q.text}" does not parse`);
-    return { q, match: parsed.match, total: 0, fts5Total: Number(countStmt.get(fts5Query(parsed.match))), service: [], scorer: [], fts5Full: [], fts5Rank: [], rg: [], overlap: 0, orderSame: 0, maxRelDiff: 0, tieAtCut: false };
+    return { q, match: parsed.match, total: 0, fts5Total: Number(countStmt.get(fts5Query(parsed.match))), service: [], scorer: [], before: [], fts5Full: [], fts5Rank: [], rg: [], overlap: 0, orderSame: 0, maxRelDiff: 0, tieAtCut: false };
   });
 
   // Correctness first: same matches, same top 20, same scores (within float noise).
@@ -126,7 +131,28 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
     p.tieAtCut = !!last && ours.hits.filter((h) => h.bm25 === last.bm25).length > 1;
   }
 
-  progress(`search: ${per.length} queries × ${rounds} rounds × 4 paths (+ ripgrep)`);
+  // The scorer must rank exactly as the reference (first) implementation did, for every sort and filter.
+  let identical = 0;
+  let cases = 0;
+  const firstDiff: string[] = [];
+  for (const p of per) {
+    for (const sort of ['relevance', 'hybrid', 'recency'] as const) {
+      for (const scope of [undefined, 'project:webapp']) {
+        for (const limit of [20, 5]) {
+          const req = { query: p.q.text, limit, sort, scope, now };
+          const a = searchFts(db(), MEMORY_FTS, req);
+          const b = referenceSearchFts(db(), MEMORY_FTS, req);
+          cases++;
+          const same = JSON.stringify(a) === JSON.stringify(b);
+          if (same) identical++;
+          else if (firstDiff.length < 3) firstDiff.push(`${JSON.stringify(req)}: ${JSON.stringify(a).slice(0, 160)} vs ${JSON.stringify(b).slice(0, 160)}`);
+        }
+      }
+    }
+  }
+  for (const d of firstDiff) progress(`ranking differs from the reference: ${d}`);
+
+  progress(`search: ${per.length} queries × ${rounds} rounds × 5 paths (+ ripgrep)`);
   // Warm-up, then interleaved rounds so drift (GC, CPU frequency) hits every path alike.
   for (let round = -1; round < rounds; round++) {
     for (const p of per) {
@@ -139,6 +165,9 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
       searchFts(db(), MEMORY_FTS, { query: p.q.text, limit: 20, sort: 'relevance', now });
       const tScorer = nowMs() - t;
       t = nowMs();
+      referenceSearchFts(db(), MEMORY_FTS, { query: p.q.text, limit: 20, sort: 'relevance', now });
+      const tBefore = nowMs() - t;
+      t = nowMs();
       fullStmt.all(q5);
       const tFull = nowMs() - t;
       t = nowMs();
@@ -147,6 +176,7 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
       if (round >= 0) {
         p.service.push(tService);
         p.scorer.push(tScorer);
+        p.before.push(tBefore);
         p.fts5Full.push(tFull);
         p.fts5Rank.push(tRank);
       }
@@ -167,6 +197,9 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
   const summary: SearchSummary = {
     p50Service: median(per.flatMap((p) => p.service)),
     p50Scorer: median(per.flatMap((p) => p.scorer)),
+    p50Before: median(per.flatMap((p) => p.before)),
+    identical,
+    cases,
     p50Fts5: median(per.flatMap((p) => p.fts5Full)),
     p50Fts5Rank: median(per.flatMap((p) => p.fts5Rank)),
     overlap: per.reduce((a, p) => a + p.overlap, 0) / per.length,
@@ -178,17 +211,18 @@ function printSearch(per: PerQuery[], base: Baselines, rounds: number, summary: 
   heading(`3. search_text over ${base.rows.toLocaleString('en-US')} rows (sql.js FTS4 + JS BM25) vs better-sqlite3 FTS5`);
   note(`p50 of ${rounds} interleaved runs per query after one warm-up; sort=relevance, top_k=20; all warm, in-process.`);
   note('ours  = MemoryService.searchText (scorer + snippets + refs/body + token count), the real tool path');
-  note('score = searchFts alone (stats + matchinfo CTE + JS BM25 + top-k)');
+  note('score = searchFts alone (one matchinfo pass + JS BM25 + top-k); before = the first scorer (bench/referenceScorer.ts)');
   note('fts5  = SELECT rowid, bm25, snippet, body, ref, scope … ORDER BY rank LIMIT 20 (one native statement)');
   note('fts5r = SELECT rowid, bm25(t) … ORDER BY rank LIMIT 20 (rank only)');
   table(
-    ['class', 'query', 'hits', 'ours', 'score', 'fts5', 'fts5r', 'rg', 'ours/fts5', 'top20 ∩'],
+    ['class', 'query', 'hits', 'ours', 'score', 'before', 'fts5', 'fts5r', 'rg', 'ours/fts5', 'top20 ∩'],
     per.map((p) => [
       p.q.cls,
       p.q.text.length > 28 ? `${p.q.text.slice(0, 27)}…` : p.q.text,
       p.total === p.fts5Total ? p.total : `${p.total}≠${p.fts5Total}`,
       ms(median(p.service)),
       ms(median(p.scorer)),
+      ms(median(p.before)),
       ms(median(p.fts5Full)),
       ms(median(p.fts5Rank)),
       p.rg.length ? ms(median(p.rg)) : '-',
@@ -199,16 +233,17 @@ function printSearch(per: PerQuery[], base: Baselines, rounds: number, summary: 
 
   console.log('');
   table(
-    ['class', 'queries', 'ours p50', 'ours p95', 'score p50', 'fts5 p50', 'fts5 p95', 'ours/fts5 p50', 'score/fts5r p50'],
+    ['class', 'queries', 'ours p50', 'ours p95', 'score p50', 'before p50', 'fts5 p50', 'fts5 p95', 'ours/fts5 p50', 'score/fts5r p50'],
     QUERY_CLASSES.map((cls) => {
       const ps = per.filter((p) => p.q.cls === cls);
-      const all = (k: 'service' | 'scorer' | 'fts5Full' | 'fts5Rank') => ps.flatMap((p) => p[k]);
+      const all = (k: 'service' | 'scorer' | 'before' | 'fts5Full' | 'fts5Rank') => ps.flatMap((p) => p[k]);
       return [
         cls,
         ps.length,
         ms(median(all('service'))),
         ms(percentile(all('service'), 95)),
         ms(median(all('scorer'))),
+        ms(median(all('before'))),
         ms(median(all('fts5Full'))),
         ms(percentile(all('fts5Full'), 95)),
         ratio(median(all('service')) / median(all('fts5Full'))),
@@ -223,6 +258,7 @@ function printSearch(per: PerQuery[], base: Baselines, rounds: number, summary: 
   result('search_text p95, all queries (ours)', ms(percentile(pool('service'), 95)));
   result('FTS5 p50 / p95 (rank + snippet + content)', `${ms(summary.p50Fts5)} / ${ms(percentile(pool('fts5Full'), 95))}`);
   result('searchFts p50 (scorer alone)', ms(summary.p50Scorer));
+  result('searchFts p50 before this change (reference)', ms(summary.p50Before));
   result('FTS5 rank-only p50', ms(summary.p50Fts5Rank));
   if (base.rg) result('ripgrep -c -i -F <first word> p50 (incl. spawn)', ms(median(pool('rg'))));
   else note('ripgrep not found: skipped');
@@ -231,6 +267,7 @@ function printSearch(per: PerQuery[], base: Baselines, rounds: number, summary: 
   result('  geo-mean of per-query p50 ratios', ratio(geo((p) => median(p.service) / median(p.fts5Full))), '≤ 1.50×', geo((p) => median(p.service) / median(p.fts5Full)) <= 1.5);
   const rs = summary.p50Scorer / summary.p50Fts5Rank;
   result('scorer p50 ratio searchFts / FTS5 rank-only', ratio(rs), '≤ 1.50×', rs <= 1.5);
+  result('ranking identical to the reference scorer', `${summary.identical}/${summary.cases} cases`, 'all', summary.identical === summary.cases);
   const orderAll = per.reduce((a, p) => a + p.orderSame, 0) / per.length;
   result('top-20 overlap with FTS5 bm25 (mean)', `${(summary.overlap * 100).toFixed(1)}%`, '≈ 100%', summary.overlap >= 0.95);
   result('same position in top 20 (mean)', `${(orderAll * 100).toFixed(1)}%`);

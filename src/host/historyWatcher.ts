@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -47,7 +48,10 @@ export class HistoryWatcher implements vscode.Disposable {
     const enabled = config.get<Partial<Record<SourceSwitch, boolean>>>('sources') ?? {};
     const { workspaceStorage, globalStorage } = this.vscodeStorage();
     const extra = (config.get<string[]>('extraFolders') ?? []).map((p) => ({ path: p.replace(/^~(?=$|\/)/, os.homedir()), switch: 'vscode' as const, source: 'vscode-chat' as const }));
-    return [...vscodeTranscriptRoots(workspaceStorage, globalStorage), ...agentTranscriptRoots(os.homedir()), ...extra].filter((r) => enabled[r.switch] !== false);
+    // A folder that does not exist (yet) is simply not watched; it is looked for again on each scan.
+    return [...vscodeTranscriptRoots(workspaceStorage, globalStorage), ...agentTranscriptRoots(os.homedir()), ...extra].filter(
+      (r) => enabled[r.switch] !== false && fs.existsSync(r.path),
+    );
   }
 
   /** This installation's storage folders: globalStorageUri sits in <user data>/User/globalStorage/<extension id>. */

@@ -78,14 +78,13 @@ const MIGRATIONS = [
   CREATE TABLE runs (
     id TEXT PRIMARY KEY,
     session_id TEXT NOT NULL,
-    run_key TEXT NOT NULL,
-    seq INTEGER NOT NULL,
+    run_key TEXT NOT NULL, -- the key of the run's first event
+    seq INTEGER NOT NULL,  -- the seq of the run's first event: orders runs within their session
     objective TEXT,
     started_at INTEGER,
     ended_at INTEGER,
     event_count INTEGER NOT NULL,
-    chars INTEGER NOT NULL,
-    UNIQUE (session_id, run_key)
+    chars INTEGER NOT NULL
   );
   CREATE INDEX runs_by_time ON runs(ended_at);
   CREATE TABLE events (
@@ -133,21 +132,26 @@ function applySessionImported(db: Database, op: Operation): void {
        parent_id = coalesce(excluded.parent_id, parent_id)`,
     [s.id, s.source, s.externalId, s.file, s.title, s.workspace, s.model, s.startedAt, s.updatedAt, s.parentId],
   );
+  // Only the runs this operation touches are recomputed, so appending to a long session stays cheap.
+  const touchedRuns = new Set<string>();
   for (const key of removedKeys) {
-    const id = queryScalar(db, 'SELECT id FROM events WHERE session_id = ? AND key = ?', [s.id, key]);
-    if (id === undefined) continue;
-    db.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
-    db.run('DELETE FROM events WHERE id = ?', [id]);
+    const row = queryRows(db, 'SELECT id, run_id FROM events WHERE session_id = ? AND key = ?', [s.id, key])[0];
+    if (!row) continue;
+    touchedRuns.add(String(row.run_id));
+    db.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [row.id ?? null]);
+    db.run('DELETE FROM events WHERE id = ?', [row.id ?? null]);
   }
   for (const e of upserts) {
     const runId = runIds[e.runKey] as string;
-    const existing = queryScalar(db, 'SELECT id FROM events WHERE session_id = ? AND key = ?', [s.id, e.key]);
+    touchedRuns.add(runId);
+    const existing = queryRows(db, 'SELECT id, run_id FROM events WHERE session_id = ? AND key = ?', [s.id, e.key])[0];
     const values: SqlValue[] = [
       runId, e.seq, e.kind, e.text, e.blob, e.bytes, e.hash, e.at, e.toolName, e.callId, e.toolInput, e.isError ? 1 : 0, e.parentKey, e.rawType, e.model,
     ];
     let id: number;
-    if (existing !== undefined) {
-      id = Number(existing);
+    if (existing) {
+      id = Number(existing.id);
+      touchedRuns.add(String(existing.run_id));
       db.run(
         `UPDATE events SET run_id = ?, seq = ?, kind = ?, text = ?, blob = ?, bytes = ?, hash = ?, created_at = ?, tool_name = ?, call_id = ?,
            tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
@@ -169,27 +173,26 @@ function applySessionImported(db: Database, op: Operation): void {
       ]);
     }
   }
-  rebuildRuns(db, s.id);
+  for (const runId of touchedRuns) rebuildRun(db, s.id, runId);
 }
 
-/** Runs are derived from their events, so a re-import that moves events between runs stays consistent. */
-function rebuildRuns(db: Database, sessionId: string): void {
-  db.run('DELETE FROM runs WHERE session_id = ?', [sessionId]);
-  const rows = queryRows(
+/** A run is derived from its events (seq = its first event's seq), so moved or removed events keep it consistent. */
+function rebuildRun(db: Database, sessionId: string, runId: string): void {
+  db.run('DELETE FROM runs WHERE id = ?', [runId]);
+  const r = queryRows(
     db,
-    `SELECT run_id, min(seq) AS first_seq, min(created_at) AS started, max(created_at) AS ended, count(*) AS n, sum(bytes) AS chars
-     FROM events WHERE session_id = ? GROUP BY run_id ORDER BY first_seq`,
-    [sessionId],
-  );
-  rows.forEach((r, i) => {
-    const objective = queryScalar(db, "SELECT text FROM events WHERE run_id = ? AND kind = 'user' ORDER BY seq LIMIT 1", [r.run_id as string]);
-    const runKey = queryScalar(db, 'SELECT key FROM events WHERE run_id = ? ORDER BY seq LIMIT 1', [r.run_id as string]);
-    db.run('INSERT INTO runs(id, session_id, run_key, seq, objective, started_at, ended_at, event_count, chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-      r.run_id as string, sessionId, String(runKey ?? ''), i + 1,
-      typeof objective === 'string' ? objective.slice(0, 300) : null,
-      r.started ?? null, r.ended ?? null, Number(r.n), Number(r.chars),
-    ]);
-  });
+    `SELECT min(seq) AS first_seq, min(created_at) AS started, max(created_at) AS ended, count(*) AS n, sum(bytes) AS chars
+     FROM events WHERE run_id = ?`,
+    [runId],
+  )[0];
+  if (!r || Number(r.n) === 0) return;
+  const objective = queryScalar(db, "SELECT text FROM events WHERE run_id = ? AND kind = 'user' ORDER BY seq LIMIT 1", [runId]);
+  const firstKey = queryScalar(db, 'SELECT key FROM events WHERE run_id = ? ORDER BY seq LIMIT 1', [runId]);
+  db.run('INSERT INTO runs(id, session_id, run_key, seq, objective, started_at, ended_at, event_count, chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+    runId, sessionId, String(firstKey ?? ''), Number(r.first_seq),
+    typeof objective === 'string' ? objective.slice(0, 300) : null,
+    r.started ?? null, r.ended ?? null, Number(r.n), Number(r.chars),
+  ]);
 }
 
 function applyFileSeen(db: Database, op: Operation): void {

@@ -2,7 +2,7 @@ import { refuse, type Refusal } from '../refusal';
 import { searchFts, snippets } from '../search/ftsSearch';
 import type { SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
-import { queryRows, type SqlValue } from '../store/sqlite';
+import { Conditions, queryRows, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
 import { HISTORY_FTS } from './historySchema';
 
@@ -48,7 +48,7 @@ export class HistoryService {
     const attempts: [string, SqlValue[], string][] = [];
     if (source && hint.workspace) attempts.push(['source = ? AND workspace = ?', [source, hint.workspace], `the newest ${source} session in ${hint.workspace}`]);
     if (source) attempts.push(['source = ?', [source], `the newest ${source} session`]);
-    attempts.push(['1 = 1', [], 'the newest session of any source']);
+    attempts.push(["source != 'recollect'", [], 'the newest session of any source']);
     for (const [where, params, how] of attempts) {
       const row = queryRows(this.store.db, `SELECT id, source, title, workspace FROM sessions WHERE ${where} ORDER BY updated_at DESC LIMIT 1`, params)[0];
       if (row) return { id: String(row.id), source: String(row.source), title: nullable(row.title), workspace: nullable(row.workspace), how };
@@ -57,10 +57,8 @@ export class HistoryService {
   }
 
   listRuns(sessionId: string, limit: number, since?: number) {
-    const params: SqlValue[] = [sessionId];
-    let where = 'session_id = ?';
-    if (since !== undefined) (where += ' AND coalesce(ended_at, started_at, 0) >= ?'), params.push(since);
-    return queryRows(this.store.db, `SELECT id, seq, objective, started_at, ended_at, event_count, chars FROM runs WHERE ${where} ORDER BY seq DESC LIMIT ?`, [...params, limit]).map((r) => ({
+    const where = new Conditions('session_id = ?', sessionId).addIf(since, 'coalesce(ended_at, started_at, 0) >= ?');
+    return queryRows(this.store.db, `SELECT id, seq, objective, started_at, ended_at, event_count, chars FROM runs WHERE ${where.sql} ORDER BY seq DESC LIMIT ?`, [...where.params, limit]).map((r) => ({
       task_id: String(r.id),
       seq: Number(r.seq),
       objective: nullable(r.objective),

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { newId } from '../ids';
 import type { Store } from '../store/store';
 import { queryRows } from '../store/sqlite';
 import type { FileSeen, SessionImported, StoredEvent } from './historySchema';
@@ -93,7 +94,27 @@ export class HistoryImporter {
     });
   }
 
-  private async importSession(file: string, session: ParsedSession, snapshot: boolean): Promise<{ runs: number; events: number }> {
+  /**
+   * Recollect's own tool calls are history too: each invocation, with its input and result, is
+   * one run of a per-client, per-day "recollect" session. Keys are fresh, so nothing is compared.
+   */
+  async recordInvocation(call: { client: string; workspace?: string | undefined; tool: string; input: unknown; result: object }): Promise<void> {
+    const at = this.store.now;
+    const id = newId(at);
+    const session: ParsedSession = {
+      source: 'recollect',
+      externalId: `${call.client}:${new Date(at).toISOString().slice(0, 10)}`,
+      title: `Recollect tool calls from ${call.client}`,
+      ...(call.workspace ? { workspace: call.workspace } : {}),
+      events: [
+        { key: `${id}:call`, kind: 'tool_call', text: JSON.stringify(call.input ?? {}), at, toolName: call.tool, callId: id, toolInput: call.input ?? {}, runKey: id },
+        { key: `${id}:result`, kind: 'tool_result', text: JSON.stringify(call.result), at, toolName: call.tool, callId: id, isError: (call.result as { ok?: unknown }).ok === false, runKey: id },
+      ],
+    };
+    await this.importSession('(recollect)', session, false, true);
+  }
+
+  private async importSession(file: string, session: ParsedSession, snapshot: boolean, fresh = false): Promise<{ runs: number; events: number }> {
     const sessionId = sessionIdOf(session.source, session.externalId);
     // Blobs are written (and synced) before the journal line that names them.
     const prepared = uniqueKeys(session.events).map((e, i) => this.prepare(e, i + 1));
@@ -102,11 +123,13 @@ export class HistoryImporter {
     const times = prepared.map((e) => e.at).filter((t): t is number => t !== null);
 
     return this.store.commit((db) => {
-      const existing = new Map(queryRows(db, 'SELECT key, hash FROM events WHERE session_id = ?', [sessionId]).map((r) => [String(r.key), String(r.hash)]));
+      const existing = fresh
+        ? new Map<string, string>()
+        : new Map(queryRows(db, 'SELECT key, hash FROM events WHERE session_id = ?', [sessionId]).map((r) => [String(r.key), String(r.hash)]));
       const upserts = prepared.filter((e) => existing.get(e.key) !== e.hash);
       const present = new Set(prepared.map((e) => e.key));
       const removedKeys = snapshot ? [...existing.keys()].filter((k) => !present.has(k)) : [];
-      const known = existing.size > 0;
+      const known = existing.size > 0 || fresh;
       const result = { runs: Object.keys(runIds).length, events: upserts.length };
       if (known && !upserts.length && !removedKeys.length) return { result };
       const op: SessionImported = {

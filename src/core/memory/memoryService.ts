@@ -4,7 +4,7 @@ import { refuse, type Refusal } from '../refusal';
 import { searchFts, snippets } from '../search/ftsSearch';
 import type { SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
-import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import { Conditions, queryRows, queryScalar, type Database } from '../store/sqlite';
 import { escapeControls, normalizeKey, textProblem } from '../text/textRules';
 import { dayIn, iso, parseInstant } from '../text/time';
 import { countTokens } from '../text/tokens';
@@ -131,12 +131,11 @@ export class MemoryService {
       asOf = parseInstant(input.as_of);
       if (asOf === undefined) return refuse(`as_of "${input.as_of.slice(0, 60)}" is not an ISO instant such as 2026-11-30T12:00:00Z`);
     }
-    const where = ['subject_key = ?'];
-    const params: SqlValue[] = [normalizeKey(input.subject)];
-    if (input.predicate !== undefined) (where.push('predicate_key = ?'), params.push(normalizeKey(input.predicate)));
-    if (input.scope !== undefined) (where.push('scope = ?'), params.push(input.scope));
-    if (asOf !== undefined) (where.push('recorded_at <= ?'), params.push(asOf));
-    const rows = queryRows(this.store.db, `SELECT id, subject, predicate, object, scope, source, recorded_at, superseded_at, superseded_by FROM facts WHERE ${where.join(' AND ')} ORDER BY recorded_at DESC, id DESC`, params);
+    const where = new Conditions('subject_key = ?', normalizeKey(input.subject))
+      .addIf(input.predicate === undefined ? undefined : normalizeKey(input.predicate), 'predicate_key = ?')
+      .addIf(input.scope, 'scope = ?')
+      .addIf(asOf, 'recorded_at <= ?');
+    const rows = queryRows(this.store.db, `SELECT id, subject, predicate, object, scope, source, recorded_at, superseded_at, superseded_by FROM facts WHERE ${where.sql} ORDER BY recorded_at DESC, id DESC`, where.params);
     const values = rows
       .map((r) => {
         // "Current" is judged at as_of when given: a value superseded later was current then.

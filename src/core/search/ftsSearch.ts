@@ -1,4 +1,4 @@
-import { queryScalar as scalar, type Database, type SqlValue } from '../store/sqlite';
+import { Conditions, queryScalar as scalar, type Database, type SqlValue } from '../store/sqlite';
 import { parseMatchQuery } from './matchQuery';
 import { bm25, idf, sortValue, topK, type Ranked, type SearchSort } from './rank';
 
@@ -52,16 +52,15 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   const parsed = parseMatchQuery(req.query);
   if (!parsed) return { ok: false, reason: `query "${req.query.slice(0, 80)}" has no searchable words (letters or digits)` };
 
-  const filters: string[] = [];
-  const params: SqlValue[] = [parsed.match];
-  if (req.scope !== undefined) (filters.push('scope = ?'), params.push(req.scope));
-  if (req.since !== undefined) (filters.push('created_at >= ?'), params.push(req.since));
-  if (req.before !== undefined) (filters.push('created_at < ?'), params.push(req.before));
-  const where = [`${table} MATCH ?`, ...filters].join(' AND ');
+  const where = new Conditions(`${table} MATCH ?`, parsed.match)
+    .addIf(req.scope, 'scope = ?')
+    .addIf(req.since, 'created_at >= ?')
+    .addIf(req.before, 'created_at < ?');
   const sort = req.sort ?? 'relevance';
   // With a filter the content row is read anyway, so created_at comes along for free.
-  const withTimes = sort !== 'relevance' || filters.length > 0;
-  const packed = fetchMatches(db, table, where, params, withTimes);
+  const filtered = where.clauses.length > 1;
+  const withTimes = sort !== 'relevance' || filtered;
+  const packed = fetchMatches(db, table, where.sql, where.params, withTimes);
   if (!packed) return { ok: true, hits: [], total: 0, match: parsed.match };
 
   const { docids, mi, createdAt } = packed;
@@ -72,7 +71,7 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   if (mi.length !== count * stride) throw new Error(`matchinfo for ${table} has ${mi.length} values, expected ${count} × ${stride}`);
 
   const stats =
-    (phraseCount === 1 && !filters.length ? statsFromStatTable(db, table, cols, count) : undefined) ??
+    (phraseCount === 1 && !filtered ? statsFromStatTable(db, table, cols, count) : undefined) ??
     corpusStats(db, table, parsed.match);
   if (!stats) return { ok: true, hits: [], total: 0, match: parsed.match };
 

@@ -40,3 +40,28 @@ export function queryScalar(db: Database, sql: string, params: SqlValue[] = []):
     stmt.free();
   }
 }
+
+/** Builds a WHERE clause from optional conditions, keeping each clause beside its parameters. */
+export class Conditions {
+  readonly clauses: string[] = [];
+  readonly params: SqlValue[] = [];
+
+  constructor(clause?: string, ...params: SqlValue[]) {
+    if (clause) this.add(clause, ...params);
+  }
+
+  add(clause: string, ...params: SqlValue[]): this {
+    this.clauses.push(clause);
+    this.params.push(...params);
+    return this;
+  }
+
+  /** Adds the clause only when the value is given. */
+  addIf(value: SqlValue | undefined, clause: string): this {
+    return value === undefined ? this : this.add(clause, value);
+  }
+
+  get sql(): string {
+    return this.clauses.join(' AND ') || '1 = 1';
+  }
+}

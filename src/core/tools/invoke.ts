@@ -11,7 +11,16 @@ import type { ToolContext, ToolDefinition } from './toolDefinition';
 export async function invokeTool(tool: ToolDefinition, raw: unknown, services: Services, ctx: ToolContext): Promise<object> {
   const parsed = tool.input.safeParse(raw ?? {});
   if (!parsed.success) return inputRefusal(tool.name, parsed.error, raw);
-  return await tool.run(parsed.data, services, ctx);
+  const result = await tool.run(parsed.data, services, ctx);
+  if ((result as { ok?: unknown }).ok !== false) {
+    // The action log is history, not memory: failing to record it must not fail the call.
+    try {
+      await services.importer.recordInvocation({ client: ctx.client, workspace: ctx.workspace, tool: tool.name, input: parsed.data, result });
+    } catch {
+      // Deliberately ignored (see above).
+    }
+  }
+  return result;
 }
 
 function inputRefusal(toolName: string, error: z.ZodError, raw: unknown): Refusal {

@@ -26,7 +26,7 @@ const SILENT = new Set([
 ]);
 
 const SYSTEM = new Set([
-  'session.start', 'session.resume', 'session.info', 'session.warning', 'session.error', 'session.model_change',
+  'session.resume', 'session.info', 'session.warning', 'session.error', 'session.model_change',
   'session.mode_changed', 'session.plan_changed', 'session.todos_changed', 'session.workspace_file_changed', 'session.handoff',
   'session.truncation', 'session.snapshot_rewind', 'session.shutdown', 'session.compaction_start', 'session.compaction_complete',
   'session.context_changed', 'session.context_cleared', 'assistant.intent', 'abort', 'system.message', 'system.notification',
@@ -34,7 +34,7 @@ const SYSTEM = new Set([
   'subagent.deselected', 'hook.start', 'hook.end', 'permission.requested', 'permission.completed',
 ]);
 
-interface Line { n: number; rec: JsonRecord; type: string; id: string; data: JsonRecord; at?: number }
+interface Line { rec: JsonRecord; type: string; id: string; data: JsonRecord; at?: number }
 
 export const parseCopilotEvents: TranscriptParser = (file, text) => {
   const problems: ParseProblem[] = [];
@@ -106,7 +106,7 @@ function parseLines(file: string, lines: Line[], problems: ParseProblem[], unkno
         runKey = id;
         const content = asString(data.content) ?? '';
         firstPrompt ??= content.trim() || undefined;
-        push({ key: id, kind: 'user', text: content, model });
+        push({ key: id, kind: 'user', text: content });
         break;
       }
       case 'assistant.message': {
@@ -193,7 +193,7 @@ function readLines(file: string, text: string, problems: ParseProblem[]): Line[]
     let id = asNonEmptyString(rec.id) ?? `line:${n}`;
     if (seen.has(id)) id = `${id}#line:${n}`;
     seen.add(id);
-    out.push({ n, rec, id, type: asNonEmptyString(rec.type) ?? '(no type)', data: asRecord(rec.data) ?? {}, at: asEpochMs(rec.timestamp) });
+    out.push({ rec, id, type: asNonEmptyString(rec.type) ?? '(no type)', data: asRecord(rec.data) ?? {}, at: asEpochMs(rec.timestamp) });
   });
   return out;
 }

@@ -186,7 +186,7 @@ const SYSTEM_KINDS = new Set([
   'progressMessage', 'progressTask', 'progressTaskSerialized', 'progressTaskResult', 'warning', 'info', 'systemNotification',
   'command', 'confirmation', 'elicitation', 'elicitation2', 'elicitationSerialized', 'questionCarousel', 'treeData',
   'multiDiffData', 'extensions', 'pullRequest', 'clearToPreviousToolInvocation', 'hook', 'workspaceEdit', 'externalEdit',
-  'externalEdits', 'autoModeResolution', 'mcpServersStarting', 'move', 'usedContext', 'reference', 'codeCitation', 'disabledClaudeHooks',
+  'externalEdits', 'autoModeResolution', 'move', 'usedContext', 'reference', 'codeCitation', 'disabledClaudeHooks',
 ]);
 const SILENT_KINDS = new Set(['undoStop', 'codeblockUri']);
 
@@ -326,7 +326,8 @@ function toolEvents(p: JsonRecord, key: string, model: string | undefined): Omit
   const command = data?.kind !== 'terminal' ? undefined
     : asNonEmptyString(line?.toolEdited) ?? asNonEmptyString(line?.userEdited) ?? asNonEmptyString(line?.original) ?? asNonEmptyString(data.command);
   const text = [markdown(p.invocationMessage), command].filter((s) => !!s?.trim()).join('\n') || toolName;
-  const call = { key, kind: 'tool_call' as const, text, toolName, callId, toolInput: toolInput(p, data, command), model, rawType: asString(p.kind) };
+  const toolInputValue = toolInput(p, data, command);
+  const call = { key, kind: 'tool_call' as const, text, toolName, callId, toolInput: toolInputValue, model, rawType: asString(p.kind) };
   const output = resultText(p.resultDetails, data);
   const past = markdown(p.pastTenseMessage).trim() || undefined;
   // isConfirmed: a boolean before VS Code 1.104, then ConfirmedReason whose type 0 = denied, 5 = skipped.
