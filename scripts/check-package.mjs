@@ -1,5 +1,7 @@
 // Packages the extension and checks the .vsix: the wasm and the bundles are in, sources and tests are out.
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,3 +17,21 @@ if (missing.length || leaked.length) {
   process.exit(1);
 }
 console.log(`recollect.vsix: ${listing.length} files, wasm included, no sources or tests`);
+
+// And it installs into real VS Code (code-server's own extension installer).
+const codeServer = execFileSync('bash', [path.join(root, 'scripts/e2e-setup.sh')], { encoding: 'utf8' }).trim();
+const extDir = fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-vsix-'));
+try {
+  execFileSync(codeServer, ['--extensions-dir', extDir, '--install-extension', vsix], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, XDG_CONFIG_HOME: extDir, XDG_DATA_HOME: extDir },
+  });
+  const installed = fs.readdirSync(extDir).find((d) => d.startsWith('recollect.recollect-'));
+  if (!installed || !fs.existsSync(path.join(extDir, installed, 'dist', 'sql-wasm.wasm'))) {
+    console.error(`the .vsix did not install into code-server: ${JSON.stringify(fs.readdirSync(extDir))}`);
+    process.exit(1);
+  }
+  console.log(`recollect.vsix installs into VS Code as ${installed}`);
+} finally {
+  fs.rmSync(extDir, { recursive: true, force: true });
+}

@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { isRefusal } from '../core/refusal';
+import { UNNAMED_CONNECTION } from '../core/requests/connectionName';
 import type { Services } from '../core/services';
 import { invokeTool } from '../core/tools/invoke';
 import { inputJsonSchema } from '../core/tools/jsonSchema';
@@ -9,14 +10,26 @@ import { findTool, TOOLS } from '../core/tools/registry';
 
 export const MCP_SERVER_NAME = 'recollect';
 
+export interface McpServerOptions {
+  /** `--name`: the connection's name, whatever the client calls itself. */
+  connectionName?: string | undefined;
+  /** The folder "this session" is looked for in; the server's cwd by default. */
+  workspace?: string | undefined;
+}
+
 /**
- * The MCP surface: the same registry over stdio. The client names itself at initialize
- * (clientInfo.name, e.g. "claude-code"); that name becomes the default `source` of what it saves
- * and, later, the identity requests between agents are addressed to.
+ * One MCP server over the registry, for one connection. stdio makes one per process; HTTP one
+ * per session, all over the same services. The connection is named by `--name`, else by the
+ * client's own clientInfo.name; that name is the default `source` of what it saves and the
+ * identity requests between agents are addressed to. A client that sent no name still works
+ * (its writes are labelled "mcp-client") but the request tools refuse it.
  */
-export function createMcpServer(services: Services, version: string): Server {
+export function createMcpServer(services: Services, version: string, options: McpServerOptions = {}): Server {
   const server = new Server({ name: MCP_SERVER_NAME, version }, { capabilities: { tools: {} } });
-  const clientName = () => server.getClientVersion()?.name || 'mcp-client';
+  const clientName = () => options.connectionName?.trim() || server.getClientVersion()?.name?.trim() || UNNAMED_CONNECTION;
+  // A broken store is reported by the call itself; noting the connection must never fail one.
+  const noteConnection = () => services.requests.connections.seen(clientName()).catch(() => undefined);
+  server.oninitialized = () => void noteConnection();
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: TOOLS.map((t) => ({
@@ -29,19 +42,20 @@ export function createMcpServer(services: Services, version: string): Server {
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    await noteConnection();
     const tool = findTool(request.params.name);
     if (!tool) {
       const reason = `unknown tool "${request.params.name}"; known: ${TOOLS.map((t) => t.name).join(', ')}`;
       return { content: [{ type: 'text' as const, text: JSON.stringify({ ok: false, reason }) }], isError: true };
     }
-    const result = await invokeTool(tool, request.params.arguments ?? {}, services, { client: clientName(), workspace: process.cwd() });
+    const result = await invokeTool(tool, request.params.arguments ?? {}, services, { client: clientName(), workspace: options.workspace ?? process.cwd() });
     return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], isError: isRefusal(result) };
   });
   return server;
 }
 
-export async function serveMcpStdio(services: Services, version: string): Promise<void> {
-  const server = createMcpServer(services, version);
+export async function serveMcpStdio(services: Services, version: string, options: McpServerOptions = {}): Promise<void> {
+  const server = createMcpServer(services, version, options);
   const transport = new StdioServerTransport();
   await server.connect(transport);
   await new Promise<void>((resolve) => {

@@ -9,11 +9,13 @@ import { MemoryBrowse } from './memory/memoryBrowse';
 import { MemoryService } from './memory/memoryService';
 import { memoryModule } from './memory/memorySchema';
 import { ResultWriter, type ResultSink } from './results/resultWriter';
+import { RequestService } from './requests/requestService';
+import { requestsModule } from './requests/requestsSchema';
 import type { StoreModule } from './store/schema';
 import { Store, type StoreOptions } from './store/store';
 
 /** Every aggregate's tables and operations; the store applies journal lines through these. */
-export const STORE_MODULES: readonly StoreModule[] = [memoryModule, historyModule, errorModule];
+export const STORE_MODULES: readonly StoreModule[] = [memoryModule, historyModule, errorModule, requestsModule];
 
 /** The services a tool may call. Tools never touch SQL; the store stays behind these. */
 export interface Services {
@@ -25,6 +27,8 @@ export interface Services {
   errors: ErrorMemory;
   guides: GuideSource;
   results: ResultSink;
+  /** Named connections, requests between agents and whats_new. */
+  requests: RequestService;
 }
 
 export async function openServices(opts: Omit<StoreOptions, 'modules'>): Promise<Services> {
@@ -38,5 +42,6 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>): Promise
     errors: new ErrorService(store),
     guides: new GuideService(),
     results: new ResultWriter({ fallbackDirectory: path.join(store.home, 'results') }),
+    requests: new RequestService(store),
   };
 }

@@ -7,8 +7,9 @@ import { textProblem } from '../text/textRules';
 import { iso } from '../text/time';
 import { agentText, UNTRUSTED_NOTICE, type AgentText } from './agentText';
 import { connectionKey, connectionProblem } from './connectionName';
-import type { Connections } from './connections';
+import { Connections } from './connections';
 import type { RequestAnswered, RequestAsked, RequestClosed, RequestStatus } from './requestsSchema';
+import { WhatsNew, type WhatsNewInput } from './whatsNew';
 
 export const ASK_LIMIT_DEFAULT = 30;
 export const ASK_WINDOW_MS = 3_600_000;
@@ -65,13 +66,23 @@ export function askLimitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
  */
 export class RequestService {
   readonly askLimit: number;
+  /** Which named connections have connected; every surface reports each call here. */
+  readonly connections: Connections;
+  private readonly feed: WhatsNew;
 
   constructor(
     private readonly store: Store,
-    private readonly connections: Connections,
     options: RequestOptions = {},
   ) {
     this.askLimit = options.askLimitPerHour ?? askLimitFromEnv();
+    this.connections = new Connections(store);
+    this.feed = new WhatsNew(store);
+  }
+
+  async whatsNew(input: WhatsNewInput, client: string) {
+    const named = await this.named(client);
+    if (named) return named;
+    return this.feed.read(input, client);
   }
 
   async ask(input: AskInput, client: string) {

@@ -14,7 +14,7 @@ export interface FeedItem {
 
 export interface FeedQuery {
   readerKey: string;
-  /** Exclusive lower bound, inclusive upper bound (epoch ms). */
+  /** The window, both ends inclusive (epoch ms): an item at exactly a mark is shown twice rather than lost. */
   since: number;
   until: number;
   scope?: string | undefined;
@@ -60,7 +60,7 @@ export function readFeed(db: Database, q: FeedQuery): FeedItem[] {
 
 // Each arm carries its own filters so SQLite can apply them before the union is sorted.
 function common(atColumn: string, refExpr: string, sourceColumn: string | null, q: FeedQuery): string {
-  const parts = [`${atColumn} > ?`, `${atColumn} <= ?`];
+  const parts = [`${atColumn} >= ?`, `${atColumn} <= ?`];
   if (q.scope !== undefined) parts.push('scope = ?');
   // lower(trim()) is the SQL twin of connectionKey().
   if (!q.includeOwn && sourceColumn) parts.push(`lower(trim(${sourceColumn})) != ?`);

@@ -16,6 +16,8 @@ export interface StoreOptions {
   checkpointBytes?: number;
   /** Quiet time after the last write before that checkpoint runs, so it never sits in a write's path. */
   checkpointIdleMs?: number;
+  /** Journal bytes past the last checkpoint that make `close()` write one. */
+  closeCheckpointBytes?: number;
   now?: () => number;
 }
 
@@ -165,14 +167,23 @@ export class Store {
     this.snapshotOffset = this.offset;
   }
 
+  /**
+   * Closes, checkpointing only when the journal tail has grown enough to slow the next open:
+   * a short-lived CLI call must not rewrite a large snapshot for one line.
+   */
   close(): void {
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     try {
-      this.checkpoint();
+      this.refresh();
+      if (this.offset - this.snapshotOffset >= (this.options.closeCheckpointBytes ?? 1024 * 1024) || this.snapshotMissing()) this.checkpoint();
     } finally {
       this.database.close();
       this.journal.close();
     }
+  }
+
+  private snapshotMissing(): boolean {
+    return this.offset > 0 && !fs.existsSync(path.join(this.home, FILES.snapshot));
   }
 
   private applyOne(op: Operation): void {

@@ -1,5 +1,9 @@
+import { answerRequestTool } from './answerRequest';
+import { askAgentTool } from './askAgent';
 import { chatHistoryTool } from './chatHistory';
+import { closeRequestTool } from './closeRequest';
 import { errorHistoryTool } from './errorHistory';
+import { listRequestsTool } from './listRequests';
 import { memoryStatusTool } from './memoryStatus';
 import { reasoningGuideTool } from './reasoningGuide';
 import { rememberTool } from './remember';
@@ -7,6 +11,7 @@ import { retrieveMemoryTool } from './retrieveMemory';
 import { saveMemoryTool } from './saveMemory';
 import { searchTextTool } from './searchText';
 import type { ToolDefinition } from './toolDefinition';
+import { whatsNewTool } from './whatsNew';
 import { writeErrorTool } from './writeError';
 import { writeResultTool } from './writeResult';
 
@@ -25,6 +30,11 @@ export const TOOLS: readonly ToolDefinition[] = [
   writeErrorTool,
   reasoningGuideTool,
   writeResultTool,
+  whatsNewTool,
+  askAgentTool,
+  listRequestsTool,
+  answerRequestTool,
+  closeRequestTool,
 ] as readonly ToolDefinition[];
 
 export function findTool(name: string): ToolDefinition | undefined {

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Services } from '../core/services';
+import { bearerMatches, hostAllowed, originAllowed } from './httpGuards';
+import { createMcpServer } from './mcpServer';
+
+/** Only this machine can reach the server; there is deliberately no option to bind elsewhere. */
+export const LOOPBACK = '127.0.0.1';
+export const DEFAULT_PORT = 7377;
+export const MCP_PATH = '/mcp';
+/** Sessions kept at once; a client that never says goodbye loses its session to newer ones, least recently used first. */
+const MAX_SESSIONS = 64;
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface HttpServeOptions {
+  services: Services;
+  version: string;
+  /** 0 picks a free port (tests). */
+  port: number;
+  token: string;
+  workspace?: string | undefined;
+}
+
+export interface RunningHttpServer {
+  url: string;
+  address: AddressInfo;
+  sessions(): number;
+  close(): Promise<void>;
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  lastUsed: number;
+}
+
+/**
+ * MCP over Streamable HTTP on loopback. Every request must carry the bearer token and come
+ * from no origin or a loopback one (DNS rebinding); each MCP session gets its own Server,
+ * named by its own client, over the one set of services this process holds.
+ */
+export async function startHttpServer(opts: HttpServeOptions): Promise<RunningHttpServer> {
+  const sessions = new Map<string, Session>();
+
+  async function openSession(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void> {
+    if (sessions.size >= MAX_SESSIONS) {
+      const [oldestId, oldest] = [...sessions.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0] ?? [];
+      if (oldestId && oldest) {
+        sessions.delete(oldestId);
+        await oldest.transport.close();
+      }
+    }
+    const server = createMcpServer(opts.services, opts.version, { workspace: opts.workspace });
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server, lastUsed: Date.now() });
+      },
+    });
+    // Set before connect: the server chains its own close handling onto this one.
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (!hostAllowed(req.headers.host) || !originAllowed(req.headers.origin)) {
+      return deny(res, 403, 'requests must come from this machine: the Host and any Origin header must be loopback (127.0.0.1, localhost, [::1])');
+    }
+    if (!bearerMatches(req.headers.authorization, opts.token)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="recollect"');
+      return deny(res, 401, 'missing or wrong bearer token: send Authorization: Bearer <the token in the store home\'s mcp-http-token file>');
+    }
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== MCP_PATH) return deny(res, 404, `the MCP endpoint is ${MCP_PATH}`);
+
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const session = sessions.get(sessionId);
+      if (!session) return rpcError(res, 404, 'Session not found: it ended or was never started; initialize a new one');
+      session.lastUsed = Date.now();
+      return session.transport.handleRequest(req, res);
+    }
+    if (req.method !== 'POST') return rpcError(res, 400, 'Bad Request: no Mcp-Session-Id; start with an initialize request');
+    const body = await readJson(req, res);
+    if (body === undefined) return;
+    if (!isInitializeRequest(body)) return rpcError(res, 400, 'Bad Request: no Mcp-Session-Id; start with an initialize request');
+    await openSession(req, res, body);
+  }
+
+  const httpServer = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) rpcError(res, 500, `internal error: ${err instanceof Error ? err.message : String(err)}`, -32603);
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`port ${opts.port} on ${LOOPBACK} is in use; choose another with --port`) : err),
+    );
+    httpServer.listen(opts.port, LOOPBACK, () => resolve());
+  });
+  const address = httpServer.address() as AddressInfo;
+
+  return {
+    url: `http://${LOOPBACK}:${address.port}${MCP_PATH}`,
+    address,
+    sessions: () => sessions.size,
+    async close() {
+      await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
+      sessions.clear();
+      await new Promise<void>((resolve) => {
+        httpServer.close(() => resolve());
+        httpServer.closeAllConnections();
+      });
+    },
+  };
+}
+
+async function readJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      rpcError(res, 413, `request body over ${MAX_BODY_BYTES} bytes`);
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    rpcError(res, 400, 'Parse error: the body is not JSON', -32700);
+    return undefined;
+  }
+}
+
+function deny(res: http.ServerResponse, status: number, reason: string): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ok: false, reason }));
+}
+
+function rpcError(res: http.ServerResponse, status: number, message: string, code = -32000): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}

@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { defineTool } from './toolDefinition';
+
+export const closeRequestTool = defineTool({
+  name: 'close_request',
+  displayName: 'Close a request',
+  family: 'requests',
+  description:
+    'Close a request so it leaves the open lists. Only the agent who asked it or the agent it is addressed to can close it; closing one already closed changes nothing. Closing runs nothing. Refused for a connection that has no name.',
+  input: z.strictObject({
+    id: z.string().min(1).max(100).describe('The request id.'),
+  }),
+  confirm: (input) => ({ title: 'Close this request?', message: input.id }),
+  run: (input, services, ctx) => services.requests.close(input, ctx.client),
+});
