@@ -15,8 +15,8 @@ export default tseslint.config(
     },
   },
   {
-    // The engine runs in the CLI, the MCP server and tests: it must never reach for VS Code.
-    files: ['src/core/**/*.ts', 'webview/**/*.ts', 'webview/**/*.tsx'],
+    // The engine runs in the CLI, the MCP server, the language server and tests: it must never reach for VS Code.
+    files: ['src/core/**/*.ts', 'src/server/**/*.ts', 'webview/**/*.ts', 'webview/**/*.tsx'],
     rules: { 'no-restricted-imports': ['error', { paths: ['vscode'] }] },
   },
 );

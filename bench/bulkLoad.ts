@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
+import type { Operation } from '../src/core/store/journal';
 import type { Database } from '../src/core/store/sqlite';
-import { normalizeKey } from '../src/core/text/textRules';
-import { MEMORY_FTS } from '../src/core/memory/memorySchema';
+import { memoryModule, type FactSaved, type NoteAdded } from '../src/core/memory/memorySchema';
 import { Rng } from './rng';
 
 /**
- * Builds a big store fast: the same rows the appliers write (notes + memory_fts, facts +
- * memory_fts, superseded facts in the ledger only), inserted through SQL in one transaction
- * instead of one journaled operation each. The caller then makes one real journaled write so
- * `checkpoint()` has something to export (it skips when the journal offset did not move).
+ * Builds a big store fast: the memory module's own appliers write every row (notes, facts,
+ * superseded facts, memory_fts and whatever else they maintain), exactly as replaying the
+ * journal would, but inside one transaction and without a journal line or an fsync each.
+ * The caller then makes one real journaled write so `checkpoint()` has something to export
+ * (it skips when the journal offset did not move) and closes the store.
  */
 
 export interface BulkCounts {
@@ -21,16 +22,7 @@ const PREDICATES = ['is', 'uses', 'prefers', 'depends on', 'runs on', 'is owned 
 const START = Date.parse('2024-01-01T00:00:00Z');
 const SPAN = Date.parse('2026-01-01T00:00:00Z') - START;
 
-export interface FactRow {
-  id: string;
-  subject: string;
-  predicate: string;
-  object: string;
-  statement: string;
-  at: number;
-}
-
-/** Inserts `messages` as notes and `facts` current facts (+ as many superseded values). Returns the FTS bodies in docid order. */
+/** `messageCount` notes from `messages`, and `factCount` facts, each first saved with an older value that it then supersedes. */
 export function bulkLoad(
   db: Database,
   messages: Iterable<string>,
@@ -39,61 +31,49 @@ export function bulkLoad(
   factWords: readonly string[],
   rng: Rng,
   onProgress?: (done: number) => void,
-): { counts: BulkCounts; ftsBodies: string[] } {
-  const ftsBodies: string[] = [];
-  const ftsInsert = db.prepare(`INSERT INTO ${MEMORY_FTS}(body, created_at, scope, ref) VALUES (?, ?, ?, ?)`);
-  const noteInsert = db.prepare(
-    `INSERT INTO notes(id, path, day, text, scope, source, timezone, cites, fact_id, created_at, fts_docid)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, last_insert_rowid())`,
-  );
-  const factInsert = db.prepare(
-    `INSERT INTO facts(id, subject, subject_key, predicate, predicate_key, object, scope, source, statement, cites, recorded_at, superseded_at, superseded_by, fts_docid)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+): BulkCounts {
+  const applyNote = memoryModule.appliers['memory.note.added'];
+  const applyFact = memoryModule.appliers['memory.fact.saved'];
+  if (!applyNote || !applyFact) throw new Error('the memory module no longer has the note/fact appliers this bench drives');
   const scopes = ['global', 'global', 'global', 'project:recollect', 'project:webapp', 'project:infra'];
   const sources = ['copilot', 'claude-code', 'codex', 'cli'];
   const total = messageCount + factCount;
-  let notes = 0;
-  let facts = 0;
-  let superseded = 0;
+  const factEvery = factCount > 0 ? Math.max(1, Math.floor(total / factCount)) : Infinity;
+  const counts: BulkCounts = { notes: 0, facts: 0, supersededFacts: 0 };
+  const it = messages[Symbol.iterator]();
+  const id = (at: number) => at.toString(36).padStart(9, '0') + rng.hex(10);
   db.exec('BEGIN');
   try {
-    const it = messages[Symbol.iterator]();
     for (let i = 0; i < total; i++) {
       const at = START + Math.floor((i / total) * SPAN) + rng.int(0, 60_000);
       const scope = rng.pick(scopes);
       const source = rng.pick(sources);
-      // Facts are spread through the timeline, one every total/factCount rows.
-      const isFact = factCount > 0 && i % Math.max(1, Math.floor(total / factCount)) === 0 && facts < factCount;
-      if (isFact || notes >= messageCount) {
+      if ((i % factEvery === 0 && counts.facts < factCount) || counts.notes >= messageCount) {
         const subject = `${rng.pick(factWords)} ${rng.pick(factWords)}`;
         const predicate = rng.pick(PREDICATES);
+        const older = `${rng.pick(factWords)} ${rng.int(1, 20)}`;
         const object = `${rng.pick(factWords)} ${rng.int(1, 20)}`;
-        const id = at.toString(36).padStart(9, '0') + rng.hex(10);
-        // An older value of the same fact, superseded by this one: history stays in the ledger only.
-        const oldId = (at - 1000).toString(36).padStart(9, '0') + rng.hex(10);
-        const oldObject = `${rng.pick(factWords)} ${rng.int(1, 20)}`;
-        factInsert.run([oldId, subject, normalizeKey(subject), predicate, normalizeKey(predicate), oldObject, scope, source,
-          `We decided that ${subject} ${predicate} ${oldObject}.`, '[]', at - 86_400_000, at, id, null]);
-        superseded++;
-        const body = `${subject} ${predicate} ${object}`;
-        ftsInsert.run([body, at, scope, `fact:${id}`]);
-        ftsBodies.push(body);
-        const docid = Number(lastRowId(db));
-        factInsert.run([id, subject, normalizeKey(subject), predicate, normalizeKey(predicate), object, scope, source,
-          `Now ${subject} ${predicate} ${object}.`, '[]', at, null, null, docid]);
-        facts++;
+        const fact = (when: number, value: string): FactSaved => ({
+          op: 'memory.fact.saved', at: when, id: id(when), subject, predicate, object: value, scope, source,
+          statement: `We decided that ${subject} ${predicate} ${value}.`, cites: [],
+        });
+        applyFact(db, fact(at - 86_400_000, older) as Operation);
+        applyFact(db, fact(at, object) as Operation);
+        counts.facts++;
+        counts.supersededFacts++;
       } else {
-        const it1 = it.next();
-        if (it1.done) throw new Error('message iterator ran out');
-        const text = it1.value;
+        const next = it.next();
+        if (next.done) throw new Error('message iterator ran out');
+        const text = next.value;
         const day = new Date(at).toISOString().slice(0, 10);
-        const p = `daily/${day}.md`;
-        const id = `entry:${p}#${createHash('sha256').update(String(i)).update(text).digest('hex').slice(0, 12)}`;
-        ftsInsert.run([text, at, scope, id]);
-        ftsBodies.push(text);
-        noteInsert.run([id, p, day, text, scope, source, null, '[]', null, at]);
-        notes++;
+        const path = `daily/${day}.md`;
+        const note: NoteAdded = {
+          op: 'memory.note.added', at,
+          id: `entry:${path}#${createHash('sha256').update(String(i)).update(text).digest('hex').slice(0, 12)}`,
+          path, day, text, scope, source, timezone: null, cites: [], factId: null,
+        };
+        applyNote(db, note as Operation);
+        counts.notes++;
       }
       if (onProgress && (i + 1) % 10_000 === 0) onProgress(i + 1);
     }
@@ -101,15 +81,6 @@ export function bulkLoad(
   } catch (err) {
     db.exec('ROLLBACK');
     throw err;
-  } finally {
-    ftsInsert.free();
-    noteInsert.free();
-    factInsert.free();
   }
-  return { counts: { notes, facts, supersededFacts: superseded }, ftsBodies };
-}
-
-function lastRowId(db: Database): number {
-  const r = db.exec('SELECT last_insert_rowid()');
-  return Number(r[0]?.values[0]?.[0]);
+  return counts;
 }

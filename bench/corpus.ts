@@ -132,7 +132,7 @@ function collectStrings(value: unknown, out: string[]): void {
 }
 
 export interface MessageGenerator {
-  /** One message of 20–400 words (log-normal, median ~75), at most 4,000 characters. */
+  /** One message of 20–400 words (log-normal, median ~65), at most 4,000 characters. */
   next(): string;
 }
 
@@ -150,7 +150,7 @@ export function messageGenerator(vocab: Vocabulary, rng: Rng, zipfExponent = 1.0
   };
   return {
     next(): string {
-      const target = Math.max(20, Math.min(400, Math.round(Math.exp(Math.log(75) + 0.75 * rng.normal()))));
+      const target = Math.max(20, Math.min(400, Math.round(Math.exp(Math.log(65) + 0.75 * rng.normal()))));
       const parts: string[] = [];
       let count = 0;
       while (count < target) {
@@ -208,7 +208,9 @@ export function chooseQueries(df: Map<string, number>, docs: number, vocab: Voca
     let guard = 0;
     while (out.length < n && guard++ < 10_000) {
       const w = rng.pick(from);
-      if (!used.has(w)) (used.add(w), out.push(w));
+      if (used.has(w)) continue;
+      used.add(w);
+      out.push(w);
     }
     return out;
   };

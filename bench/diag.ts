@@ -1,13 +1,16 @@
-import type { Services } from '../src/core/services';
+import * as fs from 'node:fs';
+import { STORE_MODULES, type Services } from '../src/core/services';
+import { migrate } from '../src/core/store/schema';
+import { memoryModule } from '../src/core/memory/memorySchema';
 import { MEMORY_FTS } from '../src/core/memory/memorySchema';
 import { searchFts, snippets } from '../src/core/search/ftsSearch';
 import { parseMatchQuery } from '../src/core/search/matchQuery';
-import { queryRows, queryScalar, type Database } from '../src/core/store/sqlite';
+import { loadSqlJs, queryRows, queryScalar, type Database } from '../src/core/store/sqlite';
 import { countTokens } from '../src/core/text/tokens';
 import { iso } from '../src/core/text/time';
 import { QUERY_CLASSES, type BenchQuery } from './corpus';
 import { referenceSearchFts } from './referenceScorer';
-import { heading, median, ms, nowMs, table } from './stats';
+import { heading, median, ms, nowMs, percentile, table } from './stats';
 
 /**
  * Where the time of one search_text goes: each step of MemoryService.searchText and of
@@ -132,4 +135,45 @@ export function runDiag(services: Services, queries: BenchQuery[], runs: number)
   }
   console.log('');
   console.log(`  with PRAGMA cache_size = -65536, common-word queries: ${[...big.entries()].map(([n, v]) => `${n} p50 ${ms(median(v))}`).join(', ')}`);
+}
+
+/**
+ * Where a remember's CPU time goes, on a scratch copy of a store's snapshot (never the store
+ * itself): the applier's SQL inside a transaction, then the COMMIT, where FTS4 flushes its
+ * pending terms into a new segment and, every 16th segment, merges a level.
+ */
+export async function runRememberDiag(wasmPath: string, snapshotFile: string, inputs: string[], automerge?: number): Promise<void> {
+  const SQL = await loadSqlJs(wasmPath);
+  const db = new SQL.Database(fs.readFileSync(snapshotFile));
+  migrate(db, STORE_MODULES); // a store saved by an older build gets this build's tables first
+  // FTS4's incremental merging: a little merge work after each write instead of an occasional big merge.
+  if (automerge !== undefined) db.run(`INSERT INTO ${MEMORY_FTS}(${MEMORY_FTS}) VALUES (?)`, [`automerge=${automerge}`]);
+  const apply = memoryModule.appliers['memory.note.added']!;
+  const tApply: number[] = [];
+  const tCommit: number[] = [];
+  const levels = () => queryRows(db, `SELECT level, count(*) AS n FROM ${MEMORY_FTS}_segdir GROUP BY level ORDER BY level`).map((r) => `L${String(r.level)}:${String(r.n)}`).join(' ');
+  const before = levels();
+  let at = Date.parse('2026-01-02T00:00:00Z');
+  for (const [i, text] of inputs.entries()) {
+    at += 1000;
+    const op = { op: 'memory.note.added', at, id: `entry:daily/2026-01-02.md#${i.toString(16).padStart(12, '0')}`, path: 'daily/2026-01-02.md', day: '2026-01-02', text, scope: 'global', source: 'bench', timezone: null, cites: [], factId: null };
+    const t0 = nowMs();
+    db.exec('BEGIN');
+    db.exec('SAVEPOINT op');
+    apply(db, op);
+    db.exec('RELEASE op');
+    db.run("INSERT INTO meta(key, value) VALUES ('journal_offset', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [String(i)]);
+    const t1 = nowMs();
+    db.exec('COMMIT');
+    const t2 = nowMs();
+    tApply.push(t1 - t0);
+    tCommit.push(t2 - t1);
+  }
+  heading(`diagnosis: remember CPU path on a scratch copy of ${snapshotFile.split('/').slice(-2).join('/')}${automerge !== undefined ? `, FTS4 automerge=${automerge}` : ''}`);
+  const p = (a: number[], q: number) => ms(percentile(a, q));
+  console.log(`  ${inputs.length} notes; FTS4 segments before ${before}, after ${levels()}`);
+  console.log(`  apply p50 ${p(tApply, 50)} p99 ${p(tApply, 99)} max ${p(tApply, 100)}; COMMIT p50 ${p(tCommit, 50)} p99 ${p(tCommit, 99)} max ${p(tCommit, 100)}`);
+  const slow = tCommit.map((t, i) => [t, i] as const).sort((a, b) => b[0] - a[0]).slice(0, 5);
+  console.log(`  slowest COMMITs (ms @ call#): ${slow.map(([t, i]) => `${t.toFixed(1)}@${i}`).join(', ')}`);
+  db.close();
 }

@@ -2,12 +2,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { openServices, type Services } from '../src/core/services';
+import { loadSqlJs } from '../src/core/store/sqlite';
+import { countTokens } from '../src/core/text/tokens';
 import { bulkLoad } from './bulkLoad';
 import { chooseQueries, defaultFixturesDir, documentFrequencies, loadVocabulary, messageGenerator, type Vocabulary } from './corpus';
 import { Rng } from './rng';
 import { buildBaselines, runSearchBench } from './searchBench';
-import { runDiag } from './diag';
-import { coldOpenBench, fsyncBaseline, rememberBench, rememberInputs, snapshotSize, summarize, type RememberTimings } from './storeBench';
+import { runDiag, runRememberDiag } from './diag';
+import { coldOpenBench, rememberInputs, rememberInterleaved, rememberWithoutFsync, snapshotSize, summarize, type RememberTimings } from './storeBench';
 import { heading, mb, median, ms, note, nowMs, progress, ratio, result } from './stats';
 
 /**
@@ -15,6 +17,11 @@ import { heading, mb, median, ms, note, nowMs, progress, ratio, result } from '.
  * Nothing asserts; every figure has its goal and PASS/MISS beside it.
  *
  *   node --expose-gc dist/bench.js [--scale 0.2] [--rounds 9] [--remember 1000] [--keep]
+ *
+ * --scale shrinks the corpus (quick runs), --keep leaves the stores in the temp folder,
+ * --diag [--reuse <dir>] [--remember-only] prints the diagnosis tables (bench/diag.ts) instead:
+ * search_text and searchFts step by step, alternative SQL shapes, and remember's CPU path.
+ * Children: --child open|read|tokens|wasm <path> (used by the cold-open measurement).
  */
 
 const WASM = path.join(__dirname, 'sql-wasm.wasm');
@@ -44,8 +51,24 @@ async function child(): Promise<void> {
     const r = s.memory.searchText({ query: query ?? 'error', top_k: 20 });
     const t2 = nowMs();
     if (!r.ok) throw new Error('first query refused');
+    const again = s.memory.searchText({ query: query ?? 'error', top_k: 20 });
+    const t3 = nowMs();
+    if (!again.ok) throw new Error('second query refused');
     s.store.close();
-    console.log(JSON.stringify({ openMs: t1 - t0, queryMs: t2 - t1, hits: r.hits.length }));
+    console.log(JSON.stringify({ openMs: t1 - t0, queryMs: t2 - t1, secondQueryMs: t3 - t2, hits: r.hits.length }));
+    return;
+  }
+  if (mode === 'tokens') {
+    // The first token count in a process builds the o200k encoder.
+    const t0 = nowMs();
+    countTokens('warm up the encoder');
+    console.log(JSON.stringify({ tokenizerInitMs: nowMs() - t0 }));
+    return;
+  }
+  if (mode === 'wasm') {
+    const t0 = nowMs();
+    await loadSqlJs(WASM);
+    console.log(JSON.stringify({ wasmMs: nowMs() - t0 }));
     return;
   }
   throw new Error(`unknown child mode ${mode}`);
@@ -53,6 +76,7 @@ async function child(): Promise<void> {
 
 async function bench(): Promise<void> {
   const t0 = nowMs();
+  const loadStart = os.loadavg();
   const scale = arg('scale', 1);
   const rounds = arg('rounds', 9);
   const rememberCalls = arg('remember', 1000);
@@ -62,9 +86,9 @@ async function bench(): Promise<void> {
   const reuseArg = process.argv.indexOf('--reuse');
   const reuse = reuseArg > 0 ? process.argv[reuseArg + 1] : undefined;
   const tmp = reuse ?? fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-bench-'));
-  const sections: (() => void)[] = [];
   const verdicts: [string, boolean][] = [];
   let big: Services | undefined;
+  let small: Services | undefined;
   let baselines: ReturnType<typeof buildBaselines> | undefined;
   try {
     // ---- corpus --------------------------------------------------------------------------
@@ -80,8 +104,7 @@ async function bench(): Promise<void> {
     const factWords = vocab.words.slice(100, 4000);
     progress(`corpus: ${messages} messages, ${mb(chars)}, ${(words / messages).toFixed(0)} words avg; vocabulary ${vocab.words.length} (${vocab.realWords} real)`);
 
-    // ---- 1. remember at ~1 MB ------------------------------------------------------------
-    const fsync = fsyncBaseline(tmp, rememberCalls);
+    // ---- the two stores: ~1 MB and ~200 MB, bulk-loaded, checkpointed, closed --------------
     const stmtRng = new Rng(SEED + 3);
     const stmtGen = messageGenerator(vocab, stmtRng);
     const statement = () => {
@@ -92,14 +115,7 @@ async function bench(): Promise<void> {
     fs.rmSync(smallHome, { recursive: true, force: true });
     const smallCorpus = messageGenerator(vocab, new Rng(SEED + 4));
     await buildStore(smallHome, Array.from({ length: 430 }, () => smallCorpus.next()), 430, 20, factWords, new Rng(SEED + 5));
-    const small = await openServices({ home: smallHome, wasmPath: WASM });
     const smallSize = snapshotSize(smallHome);
-    progress(`remember: ${rememberCalls} calls on the ${mb(smallSize)} store`);
-    gc();
-    const smallT = await rememberBench(small, rememberInputs(rememberCalls + 50, new Rng(SEED + 6), statement, factWords), 50);
-    small.store.close();
-
-    // ---- build the ~200 MB store ---------------------------------------------------------
     const bigHome = path.join(tmp, 'big');
     progress(`building the big store: ${messages} messages + ${facts} facts (+${facts} superseded) through SQL in one transaction`);
     const tb = nowMs();
@@ -113,7 +129,12 @@ async function bench(): Promise<void> {
     progress(`big store: ${mb(bigSize)} in ${ms(buildMs)}; reopening through openServices`);
     big = await openServices({ home: bigHome, wasmPath: WASM });
     if (process.argv.includes('--diag')) {
-      runDiag(big, queries, arg('diag-runs', 5));
+      const texts = Array.from({ length: 1000 }, statement);
+      await runRememberDiag(WASM, path.join(smallHome, 'store.sqlite'), texts);
+      await runRememberDiag(WASM, path.join(bigHome, 'store.sqlite'), texts);
+      await runRememberDiag(WASM, path.join(bigHome, 'store.sqlite'), texts, 8);
+      await runRememberDiag(WASM, path.join(bigHome, 'store.sqlite'), texts, 2);
+      if (!process.argv.includes('--remember-only')) runDiag(big, queries, arg('diag-runs', 5));
       return;
     }
 
@@ -127,15 +148,21 @@ async function bench(): Promise<void> {
     progress('cold open: fresh child processes');
     const cold = coldOpenBench(__filename, bigHome, queries[5]?.text ?? 'error', 3);
 
-    // ---- 1. remember at ~200 MB -------------------------------------------------------------
-    progress(`remember: ${rememberCalls} calls on the ${mb(bigSize)} store`);
+    // ---- 1. remember on both stores, interleaved with the bare fsync -----------------------
+    small = await openServices({ home: smallHome, wasmPath: WASM });
+    progress(`remember: ${rememberCalls} calls on each store (${mb(smallSize)} and ${mb(bigSize)}), interleaved with a bare fsync`);
     gc();
-    const bigT = await rememberBench(big, rememberInputs(rememberCalls + 50, new Rng(SEED + 6), statement, factWords), 50);
+    const rem = await rememberInterleaved(small, big, rememberInputs(rememberCalls + 50, new Rng(SEED + 6), statement, factWords), tmp, 50);
+    const smallT = rem.small;
+    const bigT = rem.big;
+    const fsync = rem.floor;
+    const [cpuSmall, cpuBig] = await rememberWithoutFsync([small, big], rememberInputs(300, new Rng(SEED + 8), statement, factWords));
 
     // ---- print -----------------------------------------------------------------------------
     console.log(`Recollect benchmark — node ${process.version}, ${os.cpus().length}× ${os.cpus()[0]?.model ?? 'cpu'}, ${os.platform()} ${os.release()}`);
+    console.log(`load average at start ${loadStart.map((l) => l.toFixed(2)).join(' ')}, at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on this machine skews every figure)`);
     console.log(`seed ${SEED}; stores under ${tmp}; fixtures ${fixtures} (${vocab.fixtureFiles} files, ${vocab.fixtureChars.toLocaleString('en-US')} chars of text)`);
-    console.log(`corpus: ${messages.toLocaleString('en-US')} messages (20–400 words, median ~75, mean ${(words / messages).toFixed(0)}), ${mb(chars)}; Zipf s=1.07 over ${vocab.words.length.toLocaleString('en-US')} words (${vocab.realWords.toLocaleString('en-US')} from the transcripts, the rest identifier-like), 30% verbatim transcript runs`);
+    console.log(`corpus: ${messages.toLocaleString('en-US')} messages (20–400 words, median ~65, mean ${(words / messages).toFixed(0)}), ${mb(chars)}; Zipf s=1.07 over ${vocab.words.length.toLocaleString('en-US')} words (${vocab.realWords.toLocaleString('en-US')} from the transcripts, the rest identifier-like), 30% verbatim transcript runs`);
 
     heading('1. remember latency (MemoryService.remember, journal append + fdatasync)');
     const f = summarize(fsync);
@@ -154,7 +181,15 @@ async function bench(): Promise<void> {
     const growth = ba.p99 / sa.p99;
     result('p99 big / p99 small', ratio(growth), '≤ 1.20×', growth <= 1.2);
     result('p50 over the fsync floor, small / big', `${ratio(sa.p50 / f.p50)} / ${ratio(ba.p50 / f.p50)}`);
-    note(`${rememberCalls} measured calls after 50 warm-up calls each; 75% notes, 25% facts with a statement (fact + note = 2 commits).`);
+    const cs = summarize(cpuSmall ?? []);
+    const cb = summarize(cpuBig ?? []);
+    result('diagnostic: remember with fdatasync stubbed, small', `${ms(cs.p50)} / ${ms(cs.p99)}`);
+    result('diagnostic: remember with fdatasync stubbed, big', `${ms(cb.p50)} / ${ms(cb.p99)}`);
+    const se = summarize(rem.emptySmall);
+    const be = summarize(rem.emptyBig);
+    result('commit with no operation (lock + catch-up) small', `${ms(se.p50)} / ${ms(se.p99)}`);
+    result('commit with no operation (lock + catch-up) big', `${ms(be.p50)} / ${ms(be.p99)}`);
+    note(`${rememberCalls} measured calls per store after 50 warm-up calls, interleaved with the bare fsync in rotating order; 75% notes, 25% facts with a statement (fact + note = 2 commits).`);
     note(`big store built in ${ms(buildMs)} by bulk SQL insert, checkpointed, closed and reopened via openServices.`);
     verdicts.push(['remember p99 ≤ 5 ms (small)', sa.p99 <= 5], ['remember p99 ≤ 5 ms (big)', ba.p99 <= 5], ['remember p99 big/small ≤ 1.2×', growth <= 1.2]);
 
@@ -166,24 +201,33 @@ async function bench(): Promise<void> {
     result('first search_text after open p50', ms(median(cold.firstQuery)));
     result('open + first query p50', ms(open));
     result('open + first query / readFileSync', ratio(open / read), '≤ 2.00×', open / read <= 2);
+    result('  of which: sql.js wasm load (own process) p50', ms(median(cold.wasm)));
+    result('  of which: o200k tokenizer init (own process) p50', ms(median(cold.tokenizerInit)));
+    result('second search_text (same process) p50', ms(median(cold.secondQuery)));
     result('child process wall time incl. node start p50', ms(median(cold.childWall)));
     note(`median of ${cold.read.length} runs each, alternating; the page cache could not be dropped, so both are warm-cache figures.`);
     verdicts.push(['cold open ≤ 2× readFileSync', open / read <= 2]);
 
     search.print();
     const sr = search.summary.p50Service / search.summary.p50Fts5;
-    verdicts.push(['search_text p50 ≤ 1.5× FTS5', sr <= 1.5], ['top-20 overlap with FTS5 ≥ 95%', search.summary.overlap >= 0.95]);
+    verdicts.push(
+      ['search_text p50 ≤ 1.5× FTS5', sr <= 1.5],
+      ['searchFts p50 ≤ 1.5× FTS5 rank-only', search.summary.p50Scorer / search.summary.p50Fts5Rank <= 1.5],
+      ['top-20 same as FTS5 up to ties ≥ 95%', search.summary.overlapTies >= 0.95],
+      ['ranking identical to the reference scorer', search.summary.identical === search.summary.cases],
+    );
 
     heading('summary');
     for (const [label, ok] of verdicts) result(label, ok ? 'PASS' : 'MISS');
     console.log(`\ntotal bench time ${ms(nowMs() - t0)}`);
-    void sections;
   } finally {
     baselines?.fts5.close();
-    try {
-      big?.store.close();
-    } catch {
-      // best effort on the way out
+    for (const s of [small, big]) {
+      try {
+        s?.store.close();
+      } catch {
+        // best effort on the way out
+      }
     }
     if (process.argv.includes('--keep') || reuse) console.log(`kept ${tmp}`);
     else fs.rmSync(tmp, { recursive: true, force: true });

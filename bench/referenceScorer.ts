@@ -38,9 +38,18 @@ export function referenceSearchFts(db: Database, table: string, req: SearchReque
 
   const filters: string[] = [];
   const params: SqlValue[] = [parsed.match];
-  if (req.scope !== undefined) (filters.push('scope = ?'), params.push(req.scope));
-  if (req.since !== undefined) (filters.push('created_at >= ?'), params.push(req.since));
-  if (req.before !== undefined) (filters.push('created_at < ?'), params.push(req.before));
+  if (req.scope !== undefined) {
+    filters.push('scope = ?');
+    params.push(req.scope);
+  }
+  if (req.since !== undefined) {
+    filters.push('created_at >= ?');
+    params.push(req.since);
+  }
+  if (req.before !== undefined) {
+    filters.push('created_at < ?');
+    params.push(req.before);
+  }
   const where = [`${table} MATCH ?`, ...filters].join(' AND ');
   // matchinfo cannot run inside an aggregate, so the CTE is materialised first.
   const packed = scalar(

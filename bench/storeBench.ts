@@ -1,30 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import type { Services } from '../src/core/services';
 import type { RememberInput } from '../src/core/memory/memoryService';
 import { Rng } from './rng';
 import { median, nowMs, percentile } from './stats';
-
-/** The floor under any durable write: append one journal-sized line and fdatasync it. */
-export function fsyncBaseline(dir: string, n: number, lineBytes = 400): number[] {
-  const file = path.join(dir, 'fsync-baseline.jsonl');
-  const fd = fs.openSync(file, 'a');
-  const line = Buffer.from(`${'x'.repeat(lineBytes - 1)}\n`);
-  const out: number[] = [];
-  try {
-    for (let i = 0; i < n + 20; i++) {
-      const t = nowMs();
-      fs.writeSync(fd, line);
-      fs.fdatasyncSync(fd);
-      if (i >= 20) out.push(nowMs() - t);
-    }
-  } finally {
-    fs.closeSync(fd);
-    fs.rmSync(file, { force: true });
-  }
-  return out;
-}
 
 /** What agents send to remember: mostly short notes, a quarter facts with the sentence behind them. */
 export function rememberInputs(n: number, rng: Rng, statement: () => string, factWords: readonly string[]): RememberInput[] {
@@ -47,19 +28,87 @@ export interface RememberTimings {
   facts: number[];
 }
 
-export async function rememberBench(services: Services, inputs: RememberInput[], warmup: number): Promise<RememberTimings> {
-  const t: RememberTimings = { all: [], notes: [], facts: [] };
-  for (let i = 0; i < inputs.length; i++) {
-    const input = inputs[i] as RememberInput;
+export interface InterleavedRemember {
+  floor: number[];
+  small: RememberTimings;
+  big: RememberTimings;
+  emptySmall: number[];
+  emptyBig: number[];
+}
+
+/**
+ * remember on both stores and the bare fsync, one call of each per step in rotating order, so
+ * that whatever else the machine is doing lands on all three alike and the ratios hold.
+ */
+export async function rememberInterleaved(small: Services, big: Services, inputs: RememberInput[], dir: string, warmup: number): Promise<InterleavedRemember> {
+  const out: InterleavedRemember = { floor: [], small: { all: [], notes: [], facts: [] }, big: { all: [], notes: [], facts: [] }, emptySmall: [], emptyBig: [] };
+  const file = path.join(dir, 'fsync-floor.jsonl');
+  const fd = fs.openSync(file, 'a');
+  const line = Buffer.from(`${'x'.repeat(399)}\n`);
+  const remember = async (s: Services, input: RememberInput, into: RememberTimings, keep: boolean) => {
     const t0 = nowMs();
-    const r = await services.memory.remember(input, 'bench');
+    const r = await s.memory.remember(input, 'bench');
     const dt = nowMs() - t0;
     if (!r.ok) throw new Error(`remember refused: ${JSON.stringify(r).slice(0, 200)}`);
-    if (i < warmup) continue;
-    t.all.push(dt);
-    (input.subject !== undefined ? t.facts : t.notes).push(dt);
+    if (!keep) return;
+    into.all.push(dt);
+    (input.subject !== undefined ? into.facts : into.notes).push(dt);
+  };
+  const empty = async (s: Services, into: number[], keep: boolean) => {
+    const t0 = nowMs();
+    await s.store.commit(() => ({ result: 0 }));
+    if (keep) into.push(nowMs() - t0);
+  };
+  try {
+    for (let i = 0; i < inputs.length; i++) {
+      const input = inputs[i] as RememberInput;
+      const keep = i >= warmup;
+      const steps = [
+        async () => {
+          const t0 = nowMs();
+          fs.writeSync(fd, line);
+          fs.fdatasyncSync(fd);
+          if (keep) out.floor.push(nowMs() - t0);
+        },
+        () => remember(small, input, out.small, keep),
+        () => remember(big, input, out.big, keep),
+      ];
+      for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]!();
+      // A commit that writes nothing: the lock and the catch-up, without fsync or apply.
+      if (i % 3 === 0) {
+        await empty(small, out.emptySmall, keep);
+        await empty(big, out.emptyBig, keep);
+      }
+    }
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
   }
-  return t;
+  return out;
+}
+
+/**
+ * Diagnostic: the same remember calls with fdatasync replaced by a no-op, i.e. everything a
+ * remember costs besides waiting for the disk (lock, catch-up, journal write, apply).
+ */
+export async function rememberWithoutFsync(stores: Services[], inputs: RememberInput[]): Promise<number[][]> {
+  // The module object itself (an ES namespace import is read-only); the store calls through it.
+  const nodeFs = createRequire(__filename)('node:fs') as { fdatasyncSync: (fd: number) => void };
+  const real = nodeFs.fdatasyncSync;
+  const out = stores.map(() => [] as number[]);
+  nodeFs.fdatasyncSync = () => undefined;
+  try {
+    for (const input of inputs) {
+      for (const [k, s] of stores.entries()) {
+        const t0 = nowMs();
+        await s.memory.remember(input, 'bench');
+        out[k]!.push(nowMs() - t0);
+      }
+    }
+  } finally {
+    nodeFs.fdatasyncSync = real;
+  }
+  return out;
 }
 
 export function snapshotSize(home: string): number {
@@ -69,6 +118,9 @@ export function snapshotSize(home: string): number {
 export interface ColdOpen {
   open: number[];
   firstQuery: number[];
+  secondQuery: number[];
+  tokenizerInit: number[];
+  wasm: number[];
   openPlusQuery: number[];
   read: number[];
   childWall: number[];
@@ -80,7 +132,7 @@ export interface ColdOpen {
  * Both run on a warm page cache (it cannot be dropped here without root).
  */
 export function coldOpenBench(benchScript: string, home: string, query: string, runs: number): ColdOpen {
-  const out: ColdOpen = { open: [], firstQuery: [], openPlusQuery: [], read: [], childWall: [] };
+  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], childWall: [] };
   const child = (args: string[]) => {
     const t = nowMs();
     const r = spawnSync(process.execPath, [benchScript, '--child', ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
@@ -88,7 +140,8 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     if (r.status !== 0) throw new Error(`child ${args.join(' ')} failed: ${r.stderr}`);
     const line = r.stdout.trim().split('\n').pop() ?? '{}';
     const data = JSON.parse(line) as Record<string, number>;
-    return { readMs: data.readMs ?? NaN, openMs: data.openMs ?? NaN, queryMs: data.queryMs ?? NaN, wall };
+    const get = (k: string) => data[k] ?? NaN;
+    return { readMs: get('readMs'), openMs: get('openMs'), queryMs: get('queryMs'), secondQueryMs: get('secondQueryMs'), tokenizerInitMs: get('tokenizerInitMs'), wasmMs: get('wasmMs'), wall };
   };
   for (let i = 0; i < runs; i++) {
     const read = child(['read', path.join(home, 'store.sqlite')]);
@@ -98,6 +151,9 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     out.firstQuery.push(open.queryMs);
     out.openPlusQuery.push(open.openMs + open.queryMs);
     out.childWall.push(open.wall);
+    out.secondQuery.push(open.secondQueryMs);
+    out.tokenizerInit.push(child(['tokens']).tokenizerInitMs);
+    out.wasm.push(child(['wasm']).wasmMs);
   }
   return out;
 }

@@ -14,6 +14,8 @@ const only = onlyArg > 0 ? new Set(process.argv[onlyArg + 1].split(',')) : undef
 const nodeTargets = [
   { name: 'extension', entry: 'src/extension.ts', out: 'extension.js' },
   { name: 'cli', entry: 'src/cli/main.ts', out: 'cli.js', banner: '#!/usr/bin/env node' },
+  // The notes language server: its own process, started by the extension's language client.
+  { name: 'server', entry: 'src/server/server.ts', out: 'server.js' },
   { name: 'bench', entry: 'bench/main.ts', out: 'bench.js', external: ['better-sqlite3'], dev: true },
 ];
 
@@ -76,4 +78,4 @@ if (!only || only.has('cli') || only.has('extension')) {
 }
 if ((!only || only.has('webview')) && fs.existsSync(path.join(root, 'webview'))) await buildWebviews();
 if (fs.existsSync(path.join(root, 'dist/cli.js'))) fs.chmodSync(path.join(root, 'dist/cli.js'), 0o755);
-console.log(`built ${only ? [...only].join(', ') : 'extension, cli, webviews'} into dist/`);
+console.log(`built ${only ? [...only].join(', ') : 'extension, cli, server, webviews'} into dist/`);

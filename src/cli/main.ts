@@ -5,6 +5,8 @@ import { resolveStoreHome } from '../core/store/home';
 import { invokeTool } from '../core/tools/invoke';
 import { languageModelToolsManifest } from '../core/tools/jsonSchema';
 import { findTool, TOOLS } from '../core/tools/registry';
+import { DEFAULT_PORT, startHttpServer } from './httpServer';
+import { ensureToken } from './httpToken';
 import { serveMcpStdio } from './mcpServer';
 
 declare const __RECOLLECT_VERSION__: string;
@@ -18,7 +20,9 @@ const USAGE = `recollect — durable local memory for coding agents
   recollect tool <name> '<json input>'   call one tool, print its JSON result
   recollect import <file-or-folder>...   import chat transcripts (VS Code, Copilot, Claude Code, Codex)
   recollect tools                        list the tools
-  recollect mcp                          serve the tools over MCP (stdio)
+  recollect mcp [--name <name>]          serve the tools over MCP (stdio); --name names this connection
+  recollect serve [--port N]             serve MCP over Streamable HTTP on 127.0.0.1 (default port ${DEFAULT_PORT}),
+                                         bearer token in <store>/mcp-http-token
   recollect manifest                     print contributes.languageModelTools
 
 Store: RECOLLECT_HOME, else ~/.recollect`;
@@ -35,7 +39,9 @@ async function main(argv: string[]): Promise<number> {
       }
       return withServices(async (s) => {
         const report = await s.importer.importPaths(rest);
-        process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+        // The summary DAG catches up with what was imported (and anything an earlier run left unbuilt).
+        const summaries = await s.lcm.buildAll();
+        process.stdout.write(JSON.stringify({ ...report, summaries }, null, 2) + '\n');
         return EXIT.answered;
       });
     case 'tools':
@@ -44,11 +50,20 @@ async function main(argv: string[]): Promise<number> {
     case 'manifest':
       process.stdout.write(JSON.stringify(languageModelToolsManifest(TOOLS), null, 2) + '\n');
       return EXIT.answered;
-    case 'mcp':
+    case 'mcp': {
+      const name = option(rest, '--name');
+      if (name === null) return usage('recollect mcp [--name <name>]');
       return withServices(async (s) => {
-        await serveMcpStdio(s, VERSION);
+        await serveMcpStdio(s, VERSION, { connectionName: name });
         return EXIT.answered;
       });
+    }
+    case 'serve': {
+      const portText = option(rest, '--port');
+      const port = portText === undefined ? DEFAULT_PORT : Number(portText);
+      if (portText === null || !Number.isInteger(port) || port < 0 || port > 65535) return usage('recollect serve [--port <0-65535>]');
+      return withServices((s) => serveHttp(s, port));
+    }
     case undefined:
     case 'help':
     case '--help':
@@ -75,9 +90,37 @@ async function runTool(services: Services, name: string | undefined, json: strin
       return EXIT.refused;
     }
   }
+  await services.requests.connections.seen('cli').catch(() => undefined);
   const result = await invokeTool(tool, input, services, { client: 'cli', workspace: process.cwd() });
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   return isRefusal(result) ? EXIT.refused : EXIT.answered;
+}
+
+/** Runs until SIGINT/SIGTERM. Prints where the token is, never the token itself. */
+async function serveHttp(services: Services, port: number): Promise<number> {
+  const { token, file } = ensureToken(services.store.home);
+  const running = await startHttpServer({ services, version: VERSION, port, token, workspace: process.cwd() });
+  process.stdout.write(`recollect: MCP (Streamable HTTP) listening on ${running.url} (bound to ${running.address.address}:${running.address.port})\n`);
+  process.stdout.write(`recollect: bearer token in ${file}; send it as "Authorization: Bearer <token>"\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await running.close();
+  return EXIT.answered;
+}
+
+/** `--flag value`: the value, undefined when the flag is absent, null when its value is missing. */
+function option(args: string[], flag: string): string | undefined | null {
+  const i = args.indexOf(flag);
+  if (i === -1) return undefined;
+  const value = args[i + 1];
+  return value === undefined || value.startsWith('--') ? null : value;
+}
+
+function usage(line: string): number {
+  process.stderr.write(`usage: ${line}\n`);
+  return EXIT.usage;
 }
 
 async function withServices(fn: (s: Services) => Promise<number>): Promise<number> {

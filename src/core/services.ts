@@ -1,21 +1,34 @@
 import * as path from 'node:path';
+import { ChaptersService } from './chapters/chaptersService';
+import { chaptersModule } from './chapters/chaptersSchema';
 import { errorModule } from './errors/errorSchema';
 import { ErrorService, type ErrorMemory } from './errors/errorService';
 import { GuideService, type GuideSource } from './guides/guides';
 import { HistoryImporter } from './history/importer';
 import { historyModule } from './history/historySchema';
 import { HistoryService } from './history/historyService';
+import type { LanguageModelPort } from './lcm/languageModel';
+import type { LcmConfig } from './lcm/lcmConfig';
+import { lcmModule } from './lcm/lcmSchema';
+import { LcmService } from './lcm/lcmService';
 import { MemoryBrowse } from './memory/memoryBrowse';
 import { MemoryService } from './memory/memoryService';
 import { memoryModule } from './memory/memorySchema';
+import { RecallService } from './memory/recall/recallService';
+import type { EmbeddingConfig } from './memory/semantic/embeddingClient';
+import { SemanticService } from './memory/semantic/semanticService';
+import { VaultService } from './memory/vault/vaultService';
 import { ResultWriter, type ResultSink } from './results/resultWriter';
 import { RequestService } from './requests/requestService';
 import { requestsModule } from './requests/requestsSchema';
+import { MachineIdentity } from './rules/machine';
+import { rulesModule } from './rules/rulesSchema';
+import { RulesService } from './rules/rulesService';
 import type { StoreModule } from './store/schema';
 import { Store, type StoreOptions } from './store/store';
 
 /** Every aggregate's tables and operations; the store applies journal lines through these. */
-export const STORE_MODULES: readonly StoreModule[] = [memoryModule, historyModule, errorModule, requestsModule];
+export const STORE_MODULES: readonly StoreModule[] = [memoryModule, historyModule, errorModule, requestsModule, lcmModule, chaptersModule, rulesModule];
 
 /** The services a tool may call. Tools never touch SQL; the store stays behind these. */
 export interface Services {
@@ -29,13 +42,34 @@ export interface Services {
   results: ResultSink;
   /** Named connections, requests between agents and whats_new. */
   requests: RequestService;
+  /** The summary DAG and the lcm_* tools. */
+  lcm: LcmService;
+  /** Verbatim chapters, continue/fork children, archive search and artifacts. */
+  chapters: ChaptersService;
+  /** Rule candidates and a person's per-machine approvals. */
+  rules: RulesService;
+  /** The host's language model (VS Code's vscode.lm); absent in the CLI, the MCP server and tests without a scripted one. */
+  languageModel?: LanguageModelPort | undefined;
+  /** get_context, search_memory, search_history, lookup_entity, memory_map, read_memory, retire/restore. */
+  recall: RecallService;
 }
 
-export async function openServices(opts: Omit<StoreOptions, 'modules'>): Promise<Services> {
+/** What only some hosts have: a language model, and (in tests) smaller DAG settings. */
+export interface ServiceExtras {
+  languageModel?: LanguageModelPort | undefined;
+  lcm?: Partial<LcmConfig> | undefined;
+  /** The embedding endpoint (a VS Code setting, a test's stand-in server); default: RECOLLECT_EMBEDDINGS_* from the environment. */
+  embeddings?: EmbeddingConfig | { missing: string } | undefined;
+}
+
+export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: ServiceExtras = {}): Promise<Services> {
   const store = await Store.open({ ...opts, modules: STORE_MODULES });
-  return {
+  const semantic = new SemanticService(store, extras.embeddings);
+  const vault = new VaultService(store, semantic);
+  const base = {
     store,
-    memory: new MemoryService(store),
+    memory: new MemoryService(store, vault, semantic),
+    recall: new RecallService(store, vault, semantic),
     browse: new MemoryBrowse(store),
     history: new HistoryService(store),
     importer: new HistoryImporter(store),
@@ -44,4 +78,10 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>): Promise
     results: new ResultWriter({ fallbackDirectory: path.join(store.home, 'results') }),
     requests: new RequestService(store),
   };
+  const chapters = new ChaptersService(store, base.history);
+  base.importer.onSessionImported((sessionId, events) => chapters.linkImported(sessionId, events));
+  const rules = new RulesService(store, new MachineIdentity(path.join(store.home, 'machine.json')));
+  // The lcm model is read on every use, so a host may attach one after opening.
+  const services: Services = { ...base, chapters, rules, languageModel: extras.languageModel, lcm: new LcmService(store, base.history, { config: extras.lcm, model: () => services.languageModel }) };
+  return services;
 }

@@ -1,30 +1,93 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ImportReport } from '../core/history/importer';
+import { vaultRoot } from '../core/memory/vault/vaultLayout';
 import type { Services } from '../core/services';
+import { MCP_FORMAT_LABELS, mcpCommand, type McpCommandFormat } from './mcpCommand';
+import type { StatusBar } from './statusBar';
+import { formatBytes, storeSizeOnDisk } from './storeSize';
 
 interface CommandDeps {
   services: Promise<Services>;
   log: vscode.LogOutputChannel;
   home: string;
+  extensionPath: string;
+  status: StatusBar;
   importNow(): Promise<ImportReport>;
 }
 
+/** The view id VS Code derives `<id>.focus` from (package.json contributes.views). */
+const MEMORY_VIEW_FOCUS = 'recollect.memory.focus';
+
 /** The command palette, as a table: id → what it does. package.json names the same ids. */
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const table: Record<string, () => unknown> = {
+  const table: Record<string, (...args: unknown[]) => unknown> = {
     'recollect.showLog': () => deps.log.show(),
     'recollect.openStoreFolder': () => vscode.env.openExternal(vscode.Uri.file(deps.home)),
+    'recollect.showMemory': () => vscode.commands.executeCommand(MEMORY_VIEW_FOCUS),
     'recollect.importNow': async () => {
-      const r = await deps.importNow();
+      const r = await deps.status.during('Importing chat history', Promise.resolve(vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Recollect: importing chat history…' },
+        () => deps.importNow(),
+      )));
       const problems = r.problems.length ? ` ${r.problems.length} problems (see the log).` : '';
       void vscode.window.showInformationMessage(`Recollect: ${r.events} new events in ${r.sessions} sessions from ${r.files} files.${problems}`);
       return r;
     },
     'recollect.showStatus': async () => {
-      const status = (await deps.services).memory.status();
-      const text = `Recollect: ${status.facts} facts (${status.current_facts} current), ${status.entries} note entries, ${status.entities} entities — store ${deps.home}`;
-      await vscode.window.showInformationMessage(text);
+      const services = await deps.services;
+      const status = services.memory.status();
+      const history = services.history.counts();
+      const size = await storeSizeOnDisk(deps.home);
+      const text = `Recollect: ${status.facts} facts (${status.current_facts} current), ${status.entries} note entries, ${status.entities} entities, ${history.sessions} sessions — store ${deps.home} (${formatBytes(size.bytes)})`;
+      void vscode.window.showInformationMessage(text);
+      return { ...status, sessions: history.sessions, bytes: size.bytes };
+    },
+    'recollect.rebuildIndex': () => rebuildIndex(deps),
+    'recollect.copyMcpCommand': (format?: unknown) => copyMcpCommand(deps, typeof format === 'string' && format in MCP_FORMAT_LABELS ? (format as McpCommandFormat) : 'shell'),
+    'recollect.openVaultFolder': async () => {
+      const vault = vaultRoot(deps.home);
+      if (!fs.existsSync(vault)) {
+        void vscode.window.showInformationMessage(`Recollect: there is no vault yet at ${vault}. Notes are written there once memory saves its first one.`);
+        return false;
+      }
+      await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(vault), { forceNewWindow: true });
+      return true;
     },
   };
   return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
+}
+
+/** Replays the journal into a fresh database and search index, with progress, and says what it found. */
+async function rebuildIndex(deps: CommandDeps) {
+  const services = await deps.services;
+  const started = Date.now();
+  const result = await deps.status.during('Rebuilding the index', Promise.resolve(vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Recollect: rebuilding the database and search index from the journal…' },
+    () => services.store.rebuild(),
+  )));
+  const ms = Date.now() - started;
+  const status = services.memory.status();
+  const history = services.history.counts();
+  const skipped = result.skippedLines ? ` ${result.skippedLines} journal lines could not be applied (see the log).` : '';
+  deps.log.info(`rebuilt from ${result.journalBytes} journal bytes in ${ms} ms: ${status.facts} facts, ${status.entries} note entries, ${history.sessions} sessions; ${result.skippedLines} lines skipped`);
+  void vscode.window.showInformationMessage(`Recollect rebuilt its index from ${formatBytes(result.journalBytes)} of journal in ${(ms / 1000).toFixed(1)} s: ${status.facts} facts, ${status.entries} note entries, ${history.sessions} sessions.${skipped}`);
+  return { ...result, ms, facts: status.facts, entries: status.entries, sessions: history.sessions };
+}
+
+/** Copies how another agent starts the MCP server on this store; the message offers the other forms. */
+async function copyMcpCommand(deps: CommandDeps, format: McpCommandFormat): Promise<string> {
+  const launch = { cli: path.join(deps.extensionPath, 'dist', 'cli.js'), home: deps.home };
+  const text = mcpCommand(format, launch);
+  await vscode.env.clipboard.writeText(text);
+  const others = (Object.keys(MCP_FORMAT_LABELS) as McpCommandFormat[]).filter((f) => f !== format);
+  void vscode.window
+    .showInformationMessage(`Recollect: copied the MCP command (${MCP_FORMAT_LABELS[format]}). Paste it where your agent configures MCP servers; it needs Node.js 20 or newer.`, 'Other Formats…')
+    .then(async (pick) => {
+      if (!pick) return;
+      const chosen = await vscode.window.showQuickPick(others.map((f) => ({ label: MCP_FORMAT_LABELS[f], format: f })), { title: 'Copy the Recollect MCP command as…' });
+      if (chosen) await vscode.commands.executeCommand('recollect.copyMcpCommand', chosen.format);
+    });
+  return text;
 }

@@ -6,10 +6,15 @@ import { invokeTool } from '../core/tools/invoke';
 import { findTool } from '../core/tools/registry';
 import type { ToolFamily } from '../core/tools/toolDefinition';
 import type { ImportReport } from '../core/history/importer';
+import { registerChapters } from './chaptersCommands';
 import { registerCommands } from './commands';
 import { HistoryWatcher } from './historyWatcher';
+import { createLanguageModelPort } from './languageModelPort';
+import { NotesLanguageClient } from './languageClient';
 import { registerLanguageModelTools } from './languageModelTools';
 import { registerMemoryView } from './memoryView';
+import { StatusBar } from './statusBar';
+import { registerMcpProvider } from './mcpProvider';
 
 /** What the extension exports: used by the end-to-end tests and by other extensions. */
 export interface RecollectApi {
@@ -32,7 +37,7 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   const config = () => vscode.workspace.getConfiguration('recollect');
   const home = resolveStoreHome({ setting: config().get<string>('storePath') });
 
-  const services = openServices({ home, wasmPath: path.join(context.extensionPath, 'dist', 'sql-wasm.wasm') });
+  const services = openServices({ home, wasmPath: path.join(context.extensionPath, 'dist', 'sql-wasm.wasm') }, { languageModel: createLanguageModelPort(context, log) });
   services.then(
     (s) => {
       log.info(`store open at ${home}`);
@@ -47,15 +52,20 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     },
   );
 
-  const watcher = new HistoryWatcher(context, services, log);
+  const status = new StatusBar(services, home);
+  context.subscriptions.push(status);
+  const watcher = new HistoryWatcher(context, services, log, status);
   context.subscriptions.push(watcher);
   services.then(() => watcher.schedule(), () => undefined);
 
   const workspace = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const familyEnabled = (family: ToolFamily) => config().get<Record<string, boolean>>('toolFamilies')?.[family] !== false;
   context.subscriptions.push(...registerLanguageModelTools(services, familyEnabled, workspace));
-  context.subscriptions.push(...registerCommands({ services, log, home, importNow: () => watcher.importNow() }));
+  context.subscriptions.push(...registerCommands({ services, log, home, extensionPath: context.extensionPath, status, importNow: () => watcher.importNow() }));
+  context.subscriptions.push(new NotesLanguageClient(context, services, home, log));
   context.subscriptions.push(registerMemoryView(context, services));
+  context.subscriptions.push(registerMcpProvider(context.extensionPath, home, String(context.extension.packageJSON.version ?? ''), log));
+  context.subscriptions.push(...registerChapters(context, { services, log, importNow: () => watcher.importNow() }));
 
   return {
     services,

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { emptyReport, type ImportReport } from '../core/history/importer';
 import { agentTranscriptRoots, vscodeTranscriptRoots, type SourceSwitch, type TranscriptRoot } from '../core/history/locations';
 import type { Services } from '../core/services';
+import type { StatusBar } from './statusBar';
 
 /** A first import with more files than this shows a progress notification. */
 const LARGE_IMPORT_FILES = 50;
@@ -17,20 +18,18 @@ const DEBOUNCE_MS = 1_500;
  */
 export class HistoryWatcher implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly status = vscode.window.createStatusBarItem('recollect.history', vscode.StatusBarAlignment.Right, 50);
   private running: Promise<ImportReport> | undefined;
   private pending = false;
   private debounce: NodeJS.Timeout | undefined;
   private first = true;
+  private summariesStarted = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly services: Promise<Services>,
     private readonly log: vscode.LogOutputChannel,
+    private readonly status: StatusBar,
   ) {
-    this.status.name = 'Recollect history';
-    this.status.command = 'recollect.showStatus';
-    this.disposables.push(this.status);
     const timer = setInterval(() => this.schedule(), RESCAN_MS);
     this.disposables.push({ dispose: () => clearInterval(timer) });
     this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('recollect.history') && this.schedule()));
@@ -81,6 +80,15 @@ export class HistoryWatcher implements vscode.Disposable {
     this.debounce = setTimeout(() => void this.importNow(), DEBOUNCE_MS);
   }
 
+  /** The summary DAG catches up in the background: summarising never holds up an import or the editor. */
+  private buildSummaries(services: Services): void {
+    this.summariesStarted = true;
+    services.lcm.buildAll().then(
+      (r) => (r.leaves || r.condensed || r.removed) && this.log.info(`summaries: ${r.leaves} leaves and ${r.condensed} condensed built, ${r.removed} rebuilt, in ${r.sessions} sessions`),
+      (err: unknown) => this.log.warn(`summaries: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }
+
   dispose(): void {
     if (this.debounce) clearTimeout(this.debounce);
     for (const d of this.disposables) d.dispose();
@@ -92,7 +100,7 @@ export class HistoryWatcher implements vscode.Disposable {
     const work = () => services.importer.importPaths(roots, emptyReport());
     const before = services.history.counts();
     const report = this.first && before.sessions === 0
-      ? await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Recollect: importing chat history…' }, work)
+      ? await this.status.during('Importing chat history', Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Recollect: importing chat history…' }, work)))
       : await work();
     if (this.first && report.files - report.unchanged_files > LARGE_IMPORT_FILES) {
       void vscode.window.showInformationMessage(`Recollect imported ${report.sessions} sessions (${report.events} events) from ${report.files} files.`);
@@ -100,10 +108,9 @@ export class HistoryWatcher implements vscode.Disposable {
     this.first = false;
     for (const p of report.problems.slice(0, 20)) this.log.warn(`import: ${p.file}${p.line ? `:${p.line}` : ''}: ${p.reason}`);
     if (report.events) this.log.info(`import: ${report.events} new events in ${report.sessions} sessions`);
-    const counts = services.history.counts();
-    this.status.text = `$(history) ${counts.sessions}`;
-    this.status.tooltip = `Recollect: ${counts.sessions} sessions, ${counts.runs} runs, ${counts.events} events imported`;
-    this.status.show();
+    if (report.events || !this.summariesStarted) this.buildSummaries(services);
+    // An import that added nothing changes no figure; one that did also grew the store on disk.
+    if (report.events || report.sessions) await this.status.refresh(true);
     return report;
   }
 }

@@ -5,8 +5,12 @@ import { invokeTool } from '../core/tools/invoke';
 import { TOOLS } from '../core/tools/registry';
 import type { ToolDefinition, ToolFamily } from '../core/tools/toolDefinition';
 
-/** The name Copilot Chat's calls are saved under when a tool call names no `source`. */
-const COPILOT_CLIENT = 'copilot-chat';
+/**
+ * Copilot in VS Code is one named connection, whichever window calls: the name its calls are
+ * saved under when they name no `source`, and the name other agents address requests to.
+ */
+const DEFAULT_CONNECTION = 'copilot';
+const connectionName = () => vscode.workspace.getConfiguration('recollect').get<string>('connectionName')?.trim() || DEFAULT_CONNECTION;
 
 /**
  * Registers every tool of the registry with VS Code. The store may still be opening when a
@@ -29,9 +33,16 @@ function adapt(tool: ToolDefinition, services: Promise<Services>, familyEnabled:
       };
     },
     async invoke(options) {
-      const result = familyEnabled(tool.family)
-        ? await invokeTool(tool, options.input, await services, { client: COPILOT_CLIENT, workspace: workspace() })
-        : refuse(`the "${tool.family}" tool family is switched off in the setting recollect.toolFamilies`);
+      let result: object;
+      if (familyEnabled(tool.family)) {
+        const s = await services;
+        const client = connectionName();
+        // Noting the connection must never fail the call; a broken store is reported by the call itself.
+        await s.requests.connections.seen(client).catch(() => undefined);
+        result = await invokeTool(tool, options.input, s, { client, workspace: workspace() });
+      } else {
+        result = refuse(`the "${tool.family}" tool family is switched off in the setting recollect.toolFamilies`);
+      }
       return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(JSON.stringify(result))]);
     },
   };

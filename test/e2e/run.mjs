@@ -252,6 +252,44 @@ async function screenshot(page) {
   }
 }
 
+/**
+ * A test that wants the workbench pictured at its own moment writes
+ * `<results>.screenshot-request` ({ name, text? }) and waits for `<results>.screenshot-done`,
+ * which says where the picture is and whether `text` was on screen (in any frame, webviews
+ * included) — so the test can assert on what a person would see.
+ */
+async function answerScreenshotRequest(page, results) {
+  const request = `${results}.screenshot-request`;
+  let wanted;
+  try {
+    wanted = JSON.parse(fs.readFileSync(request, 'utf8'));
+  } catch {
+    return; // no request, or one still being written
+  }
+  const name = /^[\w-]{1,60}$/.test(wanted.name ?? '') ? wanted.name : 'requested';
+  const file = path.join(path.dirname(SCREENSHOT), `e2e-${name}.png`);
+  let found = null;
+  try {
+    if (typeof wanted.text === 'string') {
+      found = false;
+      for (const frame of page.frames()) {
+        if (await frame.getByText(wanted.text).count().catch(() => 0)) {
+          found = true;
+          break;
+        }
+      }
+    }
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    await page.screenshot({ path: file, timeout: 10_000 });
+    log(`screenshot: ${path.relative(process.cwd(), file)}${found === null ? '' : ` ("${wanted.text}" ${found ? 'on screen' : 'NOT on screen'})`}`);
+  } catch (err) {
+    log(`screenshot ${name} failed: ${err.message}`);
+    return;
+  }
+  fs.rmSync(request, { force: true });
+  fs.writeFileSync(`${results}.screenshot-done`, JSON.stringify({ file, found }));
+}
+
 // ---------------------------------------------------------------------------------
 
 async function main() {
@@ -324,6 +362,7 @@ async function main() {
     let printed = 0;
     let results;
     for (;;) {
+      await answerScreenshotRequest(page, dirs.results);
       results = readResults(dirs.results);
       for (const t of results?.tests.slice(printed) ?? []) printTest(t);
       printed = results?.tests.length ?? printed;

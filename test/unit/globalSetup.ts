@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 
-/** Process-level tests run the real bundle (dist/cli.js), so build it once before any test. */
+/** Process-level tests run the real bundles (dist/cli.js, dist/server.js), so build them once before any test. */
 export default function setup(): void {
   const root = path.resolve(__dirname, '../..');
-  execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs'), '--only', 'cli'], { stdio: 'inherit', cwd: root });
+  execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs'), '--only', 'cli,server'], { stdio: 'inherit', cwd: root });
 }

@@ -24,6 +24,9 @@ export interface ImportReport {
   problems: ParseProblem[];
 }
 
+/** Runs after the events are journaled, outside the store lock; it handles its own failures (an import never fails for it). */
+export type SessionImportListener = (sessionId: string, events: readonly StoredEvent[]) => Promise<void>;
+
 export function emptyReport(): ImportReport {
   return { files: 0, unchanged_files: 0, ignored_files: 0, sessions: 0, runs: 0, events: 0, skipped_lines: 0, unknown_types: {}, problems: [] };
 }
@@ -42,7 +45,14 @@ export function runIdOf(sessionId: string, runKey: string): string {
  * changed are journaled, and for snapshot formats the events that vanished are removed.
  */
 export class HistoryImporter {
+  private readonly listeners: SessionImportListener[] = [];
+
   constructor(private readonly store: Store) {}
+
+  /** Lets another aggregate react to a session's newly journaled events (chapters links a chat that opened with a child's marker). */
+  onSessionImported(listener: SessionImportListener): void {
+    this.listeners.push(listener);
+  }
 
   async importPaths(paths: readonly string[], report = emptyReport()): Promise<ImportReport> {
     for (const p of paths) {
@@ -122,7 +132,8 @@ export class HistoryImporter {
     for (const e of prepared) runIds[e.runKey] ??= runIdOf(sessionId, e.runKey);
     const times = prepared.map((e) => e.at).filter((t): t is number => t !== null);
 
-    return this.store.commit((db) => {
+    let written: StoredEvent[] = [];
+    const outcome = await this.store.commit((db) => {
       const existing = fresh
         ? new Map<string, string>()
         : new Map(queryRows(db, 'SELECT key, hash FROM events WHERE session_id = ?', [sessionId]).map((r) => [String(r.key), String(r.hash)]));
@@ -151,8 +162,11 @@ export class HistoryImporter {
         removedKeys,
         runIds,
       };
+      written = upserts;
       return { op, result };
     });
+    if (written.length) for (const listener of this.listeners) await listener(sessionId, written);
+    return outcome;
   }
 
   private prepare(e: ParsedEvent, seq: number): StoredEvent {

@@ -31,6 +31,8 @@ export interface CompleteOptions {
   maxOutputTokens?: number;
   /** Shown to the person when the host asks for consent. */
   justification?: string;
+  /** A background caller (the DAG builder) does not wait for the person's consent; it is refused and falls back. */
+  background?: boolean;
 }
 
 export interface LanguageModelPort {

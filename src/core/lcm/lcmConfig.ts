@@ -13,6 +13,8 @@ export interface LcmConfig {
   leafSummaryTokens: number;
   /** Target length of a condensed summary, in real tokens. */
   condensedSummaryTokens: number;
+  /** A session updated this recently keeps its last small chunk open, so leaves do not fragment while it grows. */
+  quietMs: number;
   /** This many uncondensed summaries at one depth are condensed into one a level up. */
   condenseFanIn: number;
   /** No summary is built above this depth. */
@@ -35,6 +37,7 @@ export const DEFAULT_LCM_CONFIG: Readonly<LcmConfig> = {
   leafMaxEvents: 48,
   leafSummaryTokens: 500,
   condensedSummaryTokens: 700,
+  quietMs: 3_600_000,
   condenseFanIn: 4,
   maxDepth: 5,
   largeFileTokens: 4_000,

@@ -141,7 +141,7 @@ function applySummariesAdded(db: Database, op: Operation): void {
 }
 
 function applySummariesRemoved(db: Database, op: Operation): void {
-  const { ids } = op as SummariesRemoved;
+  const { ids, sessionId } = op as SummariesRemoved;
   for (const id of ids) {
     const n = queryScalar(db, 'SELECT n FROM lcm_summaries WHERE id = ?', [id]);
     if (n === undefined) continue;
@@ -152,6 +152,8 @@ function applySummariesRemoved(db: Database, op: Operation): void {
     db.run('DELETE FROM lcm_summary_files WHERE summary_id = ?', [id]);
     db.run('DELETE FROM lcm_summaries WHERE id = ?', [id]);
   }
+  // A file no summary cites any more is forgotten; its id is derived from the event, so a rebuilt leaf names it again.
+  db.run('DELETE FROM lcm_files WHERE session_id = ? AND id NOT IN (SELECT file_id FROM lcm_summary_files)', [sessionId]);
 }
 
 export const lcmModule: StoreModule = {

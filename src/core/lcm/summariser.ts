@@ -76,7 +76,7 @@ export class ModelSummariser implements Summariser {
     const model = this.model();
     if (!model?.available()) return extractiveSummariser.summarize(req);
     try {
-      const reply = await model.complete(promptFor(req), { maxOutputTokens: req.targetTokens * 2, justification: 'Recollect summarises your imported chat history so agents can recall it.' }, signal ?? new AbortController().signal);
+      const reply = await model.complete(promptFor(req), { maxOutputTokens: req.targetTokens * 2, background: true, justification: 'Recollect summarises your imported chat history so agents can recall it.' }, signal ?? new AbortController().signal);
       let content = reply.text.trim();
       if (!content) return extractiveSummariser.summarize(req);
       // The footer is part of the contract: a model that forgot it gets the extractive one.

@@ -41,9 +41,9 @@ export class MemoryBrowse {
       this.store.db,
       `SELECT kind, id, subject, predicate, object, text, scope, at FROM (
          SELECT 'fact' AS kind, id, subject, predicate, object, subject || ' ' || predicate || ' ' || object AS text, scope, recorded_at AS at
-           FROM facts WHERE superseded_at IS NULL
+           FROM facts WHERE superseded_at IS NULL AND retired_at IS NULL
          UNION ALL
-         SELECT 'note', id, NULL, NULL, NULL, text, scope, created_at FROM notes
+         SELECT 'note', id, NULL, NULL, NULL, text, scope, created_at FROM notes WHERE retired_at IS NULL
        ) ORDER BY at DESC, id DESC LIMIT ?`,
       [n],
     );
@@ -69,11 +69,12 @@ export class MemoryBrowse {
   }
 
   /**
-   * Changes whenever memory does, for the price of two counts: facts and notes are only ever
-   * appended (a new value supersedes, nothing is deleted), so the row counts move on every write.
+   * Changes whenever memory does, for the price of two counts and one read: facts and notes are
+   * only ever appended (a new value supersedes, nothing is deleted), so the row counts move on
+   * every save; retiring, restoring and indexing the vault move the vault version.
    */
   version(): string {
-    return String(queryScalar(this.store.db, `SELECT (SELECT count(*) FROM facts) || ':' || (SELECT count(*) FROM notes)`) ?? '');
+    return String(queryScalar(this.store.db, `SELECT (SELECT count(*) FROM facts) || ':' || (SELECT count(*) FROM notes) || ':' || (SELECT v FROM vault_version)`) ?? '');
   }
 }
 

@@ -3,8 +3,13 @@ import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import { queryRows, queryScalar, type Database } from '../store/sqlite';
 import { normalizeKey } from '../text/textRules';
+import { insertEntryRow, recordDailyStat } from './vault/indexRows';
+import { MEMORY_FTS_TABLE } from './vault/tableNames';
+import { vaultAppliers } from './vault/vaultAppliers';
+import { VAULT_MIGRATION, type FileStat } from './vault/vaultSchema';
+import { semanticAppliers } from './semantic/semanticSchema';
 
-export const MEMORY_FTS = 'memory_fts';
+export const MEMORY_FTS = MEMORY_FTS_TABLE;
 
 /** A fact saved: the ledger keeps every value; the newest per subject+predicate+scope is current. */
 export interface FactSaved extends Operation {
@@ -17,6 +22,8 @@ export interface FactSaved extends Operation {
   source: string;
   statement: string | null;
   cites: string[];
+  /** When the value became true, if not when it was recorded (an import knows the date). */
+  validFrom?: number | undefined;
 }
 
 /** A line appended to a day's log (a statement saved on its own, or the sentence behind a fact). */
@@ -31,6 +38,8 @@ export interface NoteAdded extends Operation {
   timezone: string | null;
   cites: string[];
   factId: string | null;
+  /** The day log's stat after the writer appended this entry; null when the file had unindexed edits. */
+  file?: FileStat | null | undefined;
 }
 
 const MIGRATIONS = [
@@ -68,19 +77,22 @@ const MIGRATIONS = [
   CREATE INDEX notes_by_day ON notes(day);
   ${createFtsTableSql(MEMORY_FTS, ['ref'])}
   `,
+  VAULT_MIGRATION,
 ];
 
 function applyFactSaved(db: Database, op: Operation): void {
   const f = op as FactSaved;
   const subjectKey = normalizeKey(f.subject);
   const predicateKey = normalizeKey(f.predicate);
+  const validFrom = f.validFrom ?? f.at;
   const current = queryRows(
     db,
     'SELECT id, fts_docid FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND superseded_at IS NULL',
     [subjectKey, predicateKey, f.scope],
   );
   for (const { id, fts_docid: docid } of current) {
-    db.run('UPDATE facts SET superseded_at = ?, superseded_by = ?, fts_docid = NULL WHERE id = ?', [f.at, f.id, id as string]);
+    // The old value was true until the new one became true; it stays in the ledger as history.
+    db.run('UPDATE facts SET superseded_at = ?, superseded_by = ?, valid_to = ?, fts_docid = NULL WHERE id = ?', [f.at, f.id, validFrom, id as string]);
     // Superseded values stay in the ledger (history) but leave the keyword index of current memory.
     if (docid !== null) db.run(`DELETE FROM ${MEMORY_FTS} WHERE docid = ?`, [docid as number]);
   }
@@ -92,21 +104,16 @@ function applyFactSaved(db: Database, op: Operation): void {
   ]);
   const docid = lastRowId(db);
   db.run(
-    `INSERT INTO facts(id, subject, subject_key, predicate, predicate_key, object, scope, source, statement, cites, recorded_at, fts_docid)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [f.id, f.subject, subjectKey, f.predicate, predicateKey, f.object, f.scope, f.source, f.statement, JSON.stringify(f.cites), f.at, docid],
+    `INSERT INTO facts(id, subject, subject_key, predicate, predicate_key, object, scope, source, statement, cites, recorded_at, fts_docid, valid_from)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [f.id, f.subject, subjectKey, f.predicate, predicateKey, f.object, f.scope, f.source, f.statement, JSON.stringify(f.cites), f.at, docid, validFrom],
   );
 }
 
 function applyNoteAdded(db: Database, op: Operation): void {
   const n = op as NoteAdded;
-  db.run(`INSERT INTO ${MEMORY_FTS}(body, created_at, scope, ref) VALUES (?, ?, ?, ?)`, [n.text, n.at, n.scope, n.id]);
-  const docid = lastRowId(db);
-  db.run(
-    `INSERT INTO notes(id, path, day, text, scope, source, timezone, cites, fact_id, created_at, fts_docid)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [n.id, n.path, n.day, n.text, n.scope, n.source, n.timezone, JSON.stringify(n.cites), n.factId, n.at, docid],
-  );
+  insertEntryRow(db, { ...n, at: n.at });
+  if (n.file) recordDailyStat(db, n.path, n.scope, n.file, n.at);
 }
 
 function lastRowId(db: Database): number {
@@ -119,5 +126,7 @@ export const memoryModule: StoreModule = {
   appliers: {
     'memory.fact.saved': applyFactSaved,
     'memory.note.added': applyNoteAdded,
+    ...vaultAppliers,
+    ...semanticAppliers,
   },
 };

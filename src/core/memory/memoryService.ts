@@ -1,15 +1,18 @@
-import { createHash } from 'node:crypto';
 import { newId } from '../ids';
 import { refuse, type Refusal } from '../refusal';
 import { searchFts, snippets } from '../search/ftsSearch';
 import type { SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
-import { Conditions, queryRows, queryScalar, type Database } from '../store/sqlite';
+import { Conditions, queryRows, type Database } from '../store/sqlite';
 import { escapeControls, normalizeKey, textProblem } from '../text/textRules';
-import { dayIn, iso, parseInstant } from '../text/time';
+import { iso, parseInstant } from '../text/time';
 import { countTokens } from '../text/tokens';
-import { MEMORY_FTS, type FactSaved, type NoteAdded } from './memorySchema';
+import { memoryCounts } from './memoryCounts';
+import { MEMORY_FTS, type FactSaved } from './memorySchema';
 import { DEFAULT_SCOPE, scopeProblem } from './scope';
+import { SemanticService } from './semantic/semanticService';
+import { chunkRefs } from './recall/chunkRefs';
+import { timezoneProblem, VaultService } from './vault/vaultService';
 
 export interface FactInput {
   subject: string;
@@ -32,6 +35,9 @@ export interface FactValue {
   object: string;
   scope: string;
   source: string;
+  /** When the value became true, and (for a superseded value) when it stopped being true. */
+  valid_from: string;
+  valid_to: string | null;
   recorded_at: string;
   status: 'current' | 'historical';
   superseded_at: string | null;
@@ -62,7 +68,11 @@ export const STATEMENT_MAX = 4000;
  * and the reads over them. Knows the store, never VS Code.
  */
 export class MemoryService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    readonly vault: VaultService = new VaultService(store),
+    private readonly semantic: SemanticService = new SemanticService(store),
+  ) {}
 
   async remember(input: RememberInput, client: string) {
     const spo = [input.subject, input.predicate, input.object];
@@ -131,16 +141,24 @@ export class MemoryService {
       asOf = parseInstant(input.as_of);
       if (asOf === undefined) return refuse(`as_of "${input.as_of.slice(0, 60)}" is not an ISO instant such as 2026-11-30T12:00:00Z`);
     }
+    // Retired values are out of recall; as_of reads valid time (when a value was true).
     const where = new Conditions('subject_key = ?', normalizeKey(input.subject))
+      .add('retired_at IS NULL')
       .addIf(input.predicate === undefined ? undefined : normalizeKey(input.predicate), 'predicate_key = ?')
       .addIf(input.scope, 'scope = ?')
-      .addIf(asOf, 'recorded_at <= ?');
-    const rows = queryRows(this.store.db, `SELECT id, subject, predicate, object, scope, source, recorded_at, superseded_at, superseded_by FROM facts WHERE ${where.sql} ORDER BY recorded_at DESC, id DESC`, where.params);
+      .addIf(asOf, 'coalesce(valid_from, recorded_at) <= ?');
+    const rows = queryRows(
+      this.store.db,
+      `SELECT id, subject, predicate, object, scope, source, recorded_at, superseded_at, superseded_by, coalesce(valid_from, recorded_at) AS valid_from, coalesce(valid_to, superseded_at) AS valid_to
+         FROM facts WHERE ${where.sql} ORDER BY recorded_at DESC, id DESC`,
+      where.params,
+    );
     const values = rows
-      .map((r) => {
+      .map((r): FactValue => {
         // "Current" is judged at as_of when given: a value superseded later was current then.
         const supersededAt = r.superseded_at === null ? null : Number(r.superseded_at);
-        const current = supersededAt === null || (asOf !== undefined && supersededAt > asOf);
+        const validTo = r.valid_to === null ? null : Number(r.valid_to);
+        const current = supersededAt === null || (asOf !== undefined && (validTo ?? supersededAt) > asOf);
         return {
           id: `fact:${String(r.id)}`,
           subject: String(r.subject),
@@ -148,8 +166,10 @@ export class MemoryService {
           object: String(r.object),
           scope: String(r.scope),
           source: String(r.source),
+          valid_from: iso(Number(r.valid_from)),
+          valid_to: current || validTo === null ? null : iso(validTo),
           recorded_at: iso(Number(r.recorded_at)),
-          status: current ? ('current' as const) : ('historical' as const),
+          status: current ? 'current' : 'historical',
           superseded_at: current || supersededAt === null ? null : iso(supersededAt),
           superseded_by: current || r.superseded_by === null ? null : `fact:${String(r.superseded_by)}`,
         };
@@ -172,12 +192,16 @@ export class MemoryService {
     const ids = found.hits.map((h) => h.docid);
     const excerpts = snippets(db, MEMORY_FTS, found.match, ids);
     const refs = new Map(queryRows(db, `SELECT docid, ref, scope, body FROM ${MEMORY_FTS} WHERE docid IN (${ids.map(() => '?').join(',') || 'NULL'})`, ids).map((r) => [Number(r.docid), r]));
+    const chunks = chunkRefs(db, ids);
     const hits = found.hits.map((h) => {
       const row = refs.get(h.docid);
       const ref = String(row?.ref ?? '');
+      const chunk = chunks.get(h.docid);
       return {
         id: ref,
         kind: ref.startsWith('fact:') ? ('fact' as const) : ('note' as const),
+        ...(ref.startsWith('fact:') ? {} : { path: ref.slice(ref.indexOf(':') + 1).replace(/#[0-9a-f]+$/, '') }),
+        ...(chunk ? { chunk: chunk.seq, line: chunk.line } : {}),
         text: String(row?.body ?? ''),
         snippet: excerpts.get(h.docid) ?? '',
         scope: String(row?.scope ?? ''),
@@ -185,49 +209,32 @@ export class MemoryService {
         score: round(h.bm25),
       };
     });
-    return { ok: true as const, query: input.query, hits, total: found.total, shown: hits.length, tokens: countTokens(JSON.stringify(hits)) };
+    return { ok: true as const, query: input.query, hits, total: found.total, shown: hits.length, tokens: countTokens(JSON.stringify(hits)), index: this.vault.index() };
   }
 
   status() {
-    const db = this.store.db;
-    const one = (sql: string) => Number(queryScalar(db, sql) ?? 0);
+    const semantic = this.semantic.state();
     return {
       ok: true as const,
-      notes: one('SELECT count(DISTINCT path) FROM notes'),
-      entries: one('SELECT count(*) FROM notes'),
-      chunks: one('SELECT count(*) FROM notes WHERE fts_docid IS NOT NULL'),
-      entities: one('SELECT count(DISTINCT subject_key) FROM facts'),
-      facts: one('SELECT count(*) FROM facts'),
-      current_facts: one('SELECT count(*) FROM facts WHERE superseded_at IS NULL'),
-      semantic: false,
-      semantic_reason: 'no embedding provider is configured; search_text answers keyword queries',
+      ...memoryCounts(this.store.db),
+      semantic: semantic.semantic,
+      semantic_reason: semantic.semantic ? null : `${semantic.reason ?? 'semantic search is off'}; search_text answers keyword queries`,
+      ...(semantic.model ? { embeddings: { model: semantic.model, endpoint: semantic.endpoint, not_embedded: this.semantic.missingCount() } } : {}),
+      vault: { path: this.vault.root, ...this.vault.index() },
       store: { home: this.store.home, journal_problems: this.store.journalProblems },
       warnings: this.store.warnings.slice(-20),
     };
   }
 
-  private async addNote(text: string, opts: { scope?: string | undefined; source?: string | undefined; cites?: string[] | undefined; timezone?: string | undefined }, client: string, factId: string | null) {
-    const scope = opts.scope ?? DEFAULT_SCOPE;
-    const bad = scopeProblem(scope) ?? timezoneProblem(opts.timezone);
-    if (bad) return refuse(`${bad}. Nothing was saved.`);
-    return this.store.commit(() => {
-      const at = this.store.now;
-      const day = dayIn(at, opts.timezone) as string;
-      const id = newId(at);
-      const path = `daily/${day}.md`;
-      const op: NoteAdded = {
-        op: 'memory.note.added', at,
-        id: `entry:${path}#${createHash('sha256').update(id).update(text).digest('hex').slice(0, 12)}`,
-        path, day, text, scope, source: opts.source ?? client, timezone: opts.timezone ?? null, cites: opts.cites ?? [], factId,
-      };
-      return { op, result: { ok: true as const, saved: 'note' as const, id: op.id, day, scope, source: op.source, recorded_at: iso(at) } };
-    });
+  /** memory_status as the tool answers it: asks a configured embedding endpoint first, so `semantic` is current. */
+  async statusNow() {
+    await this.semantic.probe();
+    return this.status();
   }
-}
 
-function timezoneProblem(timezone: string | undefined): string | undefined {
-  if (timezone === undefined || dayIn(0, timezone) !== undefined) return undefined;
-  return `timezone "${timezone.slice(0, 60)}" is neither an IANA name (America/Sao_Paulo) nor an offset (-03:00)`;
+  private async addNote(text: string, opts: { scope?: string | undefined; source?: string | undefined; cites?: string[] | undefined; timezone?: string | undefined }, client: string, factId: string | null) {
+    return this.vault.addEntry({ text, scope: opts.scope, source: opts.source, cites: opts.cites, timezone: opts.timezone }, client, factId);
+  }
 }
 
 function currentFact(db: Database, subject: string, predicate: string, scope: string): { id: string; object: string; recordedAt: number } | undefined {

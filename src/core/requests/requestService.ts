@@ -2,7 +2,7 @@ import { newId } from '../ids';
 import { DEFAULT_SCOPE, scopeProblem } from '../memory/scope';
 import { refuse, type Refusal } from '../refusal';
 import type { Store } from '../store/store';
-import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import { Conditions, queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
 import { textProblem } from '../text/textRules';
 import { iso } from '../text/time';
 import { agentText, UNTRUSTED_NOTICE, type AgentText } from './agentText';
@@ -137,29 +137,25 @@ export class RequestService {
     const db = this.store.db;
     const me = connectionKey(client);
     const status = input.status ?? 'open';
-    const where = ['status = ?'];
-    const params: SqlValue[] = [status];
+    const where = new Conditions('status = ?', status);
     let other: string | undefined;
     if (input.to !== undefined) {
       const to = this.connections.find(db, input.to);
       if (!to) return refuse(unknownAgent(input.to, this.connections.list(db)));
       other = to.name;
-      where.push('((asker_key = ? AND addressee_key = ?) OR (asker_key = ? AND addressee_key = ?))');
-      params.push(me, to.key, to.key, me);
+      where.add('((asker_key = ? AND addressee_key = ?) OR (asker_key = ? AND addressee_key = ?))', me, to.key, to.key, me);
     } else {
-      where.push('addressee_key = ?');
-      params.push(me);
+      where.add('addressee_key = ?', me);
     }
-    if (input.scope !== undefined) (where.push('scope = ?'), params.push(input.scope));
+    where.addIf(input.scope, 'scope = ?');
     if (input.before !== undefined) {
       const anchor = queryRows(db, 'SELECT created_at FROM agent_requests WHERE id = ? AND (asker_key = ? OR addressee_key = ?)', [input.before, me, me])[0];
       if (!anchor) return refuse(`before: "${input.before.slice(0, 80)}" is not the id of a request this connection is a party to`);
-      where.push('(created_at < ? OR (created_at = ? AND id < ?))');
-      params.push(Number(anchor.created_at), Number(anchor.created_at), input.before);
+      const at = Number(anchor.created_at);
+      where.add('(created_at < ? OR (created_at = ? AND id < ?))', at, at, input.before);
     }
-    const sql = where.join(' AND ');
-    const total = Number(queryScalar(db, `SELECT count(*) FROM agent_requests WHERE ${sql}`, params));
-    const rows = queryRows(db, `SELECT * FROM agent_requests WHERE ${sql} ORDER BY created_at DESC, id DESC LIMIT ?`, [...params, LIST_MAX]);
+    const total = Number(queryScalar(db, `SELECT count(*) FROM agent_requests WHERE ${where.sql}`, where.params));
+    const rows = queryRows(db, `SELECT * FROM agent_requests WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT ?`, [...where.params, LIST_MAX]);
     const requests = rows.map((r) => requestView(r, me));
     const more = total - requests.length;
     return {

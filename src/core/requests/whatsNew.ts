@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { scopeProblem } from '../memory/scope';
 import { refuse, type Refusal } from '../refusal';
 import type { Store } from '../store/store';
-import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import { Conditions, queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
 import { iso, parseInstant } from '../text/time';
 import { agentText, EXCERPT_CHARS, UNTRUSTED_NOTICE, type AgentText } from './agentText';
 import { connectionKey } from './connectionName';
@@ -20,8 +20,6 @@ export interface WhatsNewInput {
   include_own?: boolean | undefined;
   cursor?: string | undefined;
 }
-
-type WindowFrom = 'mark' | 'first_call' | 'since';
 
 /** Everything a follow-up page needs; the cursor is this, as base64url JSON. */
 const CursorState = z.strictObject({
@@ -158,11 +156,9 @@ function buildPage(db: Database, start: CursorState): Page {
 }
 
 function openRequests(db: Database, st: CursorState, limit: number): Record<string, SqlValue>[] {
-  const where = ["addressee_key = ?", "status = 'open'", 'created_at <= ?'];
-  const params: SqlValue[] = [st.k, st.u];
-  if (st.sc !== null) (where.push('scope = ?'), params.push(st.sc));
-  if (st.a !== undefined && st.i !== undefined) (where.push('(created_at < ? OR (created_at = ? AND id < ?))'), params.push(st.a, st.a, st.i));
-  return queryRows(db, `SELECT id, asker, text, scope, created_at FROM agent_requests WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`, [...params, limit]);
+  const where = new Conditions("addressee_key = ? AND status = 'open' AND created_at <= ?", st.k, st.u).addIf(st.sc ?? undefined, 'scope = ?');
+  if (st.a !== undefined && st.i !== undefined) where.add('(created_at < ? OR (created_at = ? AND id < ?))', st.a, st.a, st.i);
+  return queryRows(db, `SELECT id, asker, text, scope, created_at FROM agent_requests WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT ?`, [...where.params, limit]);
 }
 
 function openItem(r: Record<string, SqlValue>, readerKey: string): OpenRequestItem {

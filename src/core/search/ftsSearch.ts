@@ -22,6 +22,12 @@ export interface SearchRequest {
   since?: number;
   before?: number;
   now: number;
+  /** Equality on the table's own extra columns (lcm_grep: session_id); names are checked, values bound. */
+  filters?: Readonly<Record<string, SqlValue>>;
+  /** Scopes left out (lcm_grep leaves out Recollect's own tool-call log). */
+  excludeScopes?: readonly string[];
+  /** Any phrase may match instead of every one (OR); BM25 sums what each match holds, so holding more ranks higher (chapters_rules, chapters_search's fallback). */
+  anyPhrase?: boolean;
 }
 
 export type SearchOutcome =
@@ -31,9 +37,9 @@ export type SearchOutcome =
 /**
  * Full-text search with BM25 computed from matchinfo. sql.js has FTS4 but not FTS5, and a
  * JavaScript scoring callback per row costs more than the search itself, so SQLite hands
- * back every match in one pass as three packed aggregates — the docids as text, the raw
- * matchinfo blobs concatenated into one binary blob, and (only when needed) created_at — and
- * the scoring runs in one JavaScript loop over a Uint32Array.
+ * back every match in one pass as packed aggregates — the docids as text, the raw matchinfo
+ * 'pcy' blobs and the %_docsize records each concatenated into one binary blob, and (only when
+ * needed) created_at — and the scoring runs in one JavaScript loop over a Uint32Array.
  *
  * What each match costs is what decides the speed on common words (tens of thousands of
  * matches), measured on a 100k-message store:
@@ -43,19 +49,28 @@ export type SearchOutcome =
  * - a MATERIALIZED CTE copies every row into a temporary table: a subquery ordered by docid
  *   (the order FTS4 returns anyway) runs as a co-routine instead, which still keeps matchinfo
  *   out of the aggregate (where SQLite refuses to run it);
+ * - matchinfo 'l' runs a statement per row to read %_docsize; a join on %_docsize reads the
+ *   same records for about half the cost;
  * - hex() and string splitting cost more than the scoring: the blobs are concatenated as-is;
  * - for a one-phrase query without filters the corpus statistics come from the FTS4 %_stat
  *   row and the match count (the same numbers matchinfo 'n', 'a' and 'x' report), which saves
  *   a second pass over the doclist.
  */
 export function searchFts(db: Database, table: string, req: SearchRequest): SearchOutcome {
-  const parsed = parseMatchQuery(req.query);
-  if (!parsed) return { ok: false, reason: `query "${req.query.slice(0, 80)}" has no searchable words (letters or digits)` };
+  const strict = parseMatchQuery(req.query);
+  if (!strict) return { ok: false, reason: `query "${req.query.slice(0, 80)}" has no searchable words (letters or digits)` };
+  // Every phrase is quoted and cannot hold a quote, so joining them with OR injects nothing.
+  const parsed = req.anyPhrase ? { ...strict, match: strict.match.match(/"[^"]*"\*?/g)?.join(' OR ') ?? strict.match } : strict;
 
   const where = new Conditions(`${table} MATCH ?`, parsed.match)
     .addIf(req.scope, 'scope = ?')
     .addIf(req.since, 'created_at >= ?')
     .addIf(req.before, 'created_at < ?');
+  for (const [column, value] of Object.entries(req.filters ?? {})) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(column)) throw new Error(`search filter "${column}" is not a column name`);
+    where.add(`${column} = ?`, value);
+  }
+  if (req.excludeScopes?.length) where.add(`scope NOT IN (${req.excludeScopes.map(() => '?').join(',')})`, ...req.excludeScopes);
   const sort = req.sort ?? 'relevance';
   // With a filter the content row is read anyway, so created_at comes along for free.
   const filtered = where.clauses.length > 1;
@@ -63,15 +78,16 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   const packed = fetchMatches(db, table, where.sql, where.params, withTimes);
   if (!packed) return { ok: true, hits: [], total: 0, match: parsed.match };
 
-  const { docids, mi, createdAt } = packed;
+  const { docids, mi, sizes, docTotals, createdAt } = packed;
   const count = docids.length;
   const phraseCount = mi[0] as number; // 'p'
   const cols = mi[1] as number; // 'c'
-  const stride = 2 + cols + phraseCount * cols; // 'pcly': p, c, l × c, y × p × c
+  const stride = 2 + phraseCount * cols; // 'pcy': p, c, then y × p × c
   if (mi.length !== count * stride) throw new Error(`matchinfo for ${table} has ${mi.length} values, expected ${count} × ${stride}`);
+  const docLengths = bodyLengths(sizes, count, cols, table);
 
   const stats =
-    (phraseCount === 1 && !filtered ? statsFromStatTable(db, table, cols, count) : undefined) ??
+    (phraseCount === 1 && !filtered && docTotals ? statsFromDocTotals(docTotals, cols, count) : undefined) ??
     corpusStats(db, table, parsed.match);
   if (!stats) return { ok: true, hits: [], total: 0, match: parsed.match };
 
@@ -79,9 +95,8 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   const tf = new Array<number>(phraseCount).fill(0);
   const scores = new Float64Array(count);
   for (let i = 0, base = 0; i < count; i++, base += stride) {
-    const docLength = mi[base + 2] as number; // 'l' for column 0 (body)
-    for (let p = 0; p < phraseCount; p++) tf[p] = mi[base + 2 + cols + p * cols] as number; // 'y' for phrase p, column 0
-    scores[i] = bm25(tf, docLength, idfs, stats.avgDocLength);
+    for (let p = 0; p < phraseCount; p++) tf[p] = mi[base + 2 + p * cols] as number; // 'y' for phrase p, column 0
+    scores[i] = bm25(tf, docLengths[i] as number, idfs, stats.avgDocLength);
   }
 
   let ranked: Ranked[];
@@ -110,18 +125,26 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
 
 interface Matches {
   docids: number[];
-  /** Every match's matchinfo 'pcly', back to back. */
+  /** Every match's matchinfo 'pcy', back to back. */
   mi: Uint32Array;
+  /** Every match's %_docsize record (one varint per column), back to back. */
+  sizes: Uint8Array;
+  /** The %_stat doctotal record: N, then each column's total token count (varints). */
+  docTotals: Uint8Array | undefined;
   createdAt?: number[] | undefined;
 }
 
 function fetchMatches(db: Database, table: string, where: string, params: SqlValue[], withTimes: boolean): Matches | undefined {
   // ORDER BY docid (FTS4's own order, so no sort) keeps the subquery from being flattened into
-  // the aggregate and runs it as a co-routine; group_concat(mi, '') appends the blobs byte for byte.
+  // the aggregate and runs it as a co-routine; group_concat(x, '') appends blobs byte for byte.
+  // Document lengths come from a join on %_docsize: the same record matchinfo 'l' decodes, but
+  // 'l' runs a statement of its own per row, which costs about twice as much as the join.
   const stmt = db.prepare(
-    `SELECT count(*), group_concat(docid), CAST(group_concat(mi, '') AS BLOB)${withTimes ? ', group_concat(created_at)' : ''}
-     FROM (SELECT docid, matchinfo(${table}, 'pcly') AS mi${withTimes ? ', coalesce(created_at, 0) AS created_at' : ''}
-           FROM ${table} WHERE ${where} ORDER BY docid)`,
+    `SELECT count(*), group_concat(m.docid), CAST(group_concat(m.mi, '') AS BLOB), CAST(group_concat(d.size, '') AS BLOB),
+            (SELECT value FROM ${table}_stat WHERE id = 0)${withTimes ? ', group_concat(m.created_at)' : ''}
+     FROM (SELECT docid, matchinfo(${table}, 'pcy') AS mi${withTimes ? ', coalesce(created_at, 0) AS created_at' : ''}
+           FROM ${table} WHERE ${where} ORDER BY docid) AS m
+     LEFT JOIN ${table}_docsize AS d ON d.docid = m.docid`,
   );
   try {
     stmt.bind(params);
@@ -131,13 +154,37 @@ function fetchMatches(db: Database, table: string, where: string, params: SqlVal
     if (!count) return undefined;
     const bytes = row[2] as Uint8Array;
     const mi = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2); // wasm is little-endian, as is every host node runs on
+    const sizes = row[3] instanceof Uint8Array ? row[3] : new Uint8Array(0);
     const docids = parseIntList(String(row[1]), count);
-    const createdAt = withTimes ? String(row[3]).split(',').map(Number) : undefined;
+    const docTotals = row[4] instanceof Uint8Array ? row[4] : undefined;
+    const createdAt = withTimes ? String(row[5]).split(',').map(Number) : undefined;
     if (docids.length !== count || (createdAt && createdAt.length !== count)) throw new Error(`search over ${table} returned misaligned aggregates`);
-    return { docids, mi, createdAt };
+    return { docids, mi, sizes, docTotals, createdAt };
   } finally {
     stmt.free();
   }
+}
+
+/** Column 0's token count from each %_docsize record (FTS varints, one per column), as matchinfo 'l' reads it. */
+function bodyLengths(sizes: Uint8Array, count: number, cols: number, table: string): Uint32Array {
+  const out = new Uint32Array(count);
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    for (let c = 0; c < cols; c++) {
+      let v = 0;
+      let mul = 1;
+      for (;;) {
+        const b = sizes[at++];
+        if (b === undefined) throw new Error(`${table}_docsize is missing rows for some matches`);
+        v += (b & 0x7f) * mul;
+        if (b < 0x80) break;
+        mul *= 128;
+      }
+      if (c === 0) out[i] = v;
+    }
+  }
+  if (at !== sizes.length) throw new Error(`${table}_docsize records do not line up with the matches`);
+  return out;
 }
 
 /** Parses "12,-3,40" without allocating a string per number. */
@@ -254,12 +301,10 @@ function corpusStats(db: Database, table: string, match: string): Stats | undefi
 
 /**
  * Corpus statistics for a one-phrase query without filters, without a pass over the doclist:
- * N and the average length exactly as matchinfo 'n' and 'a' compute them from the %_stat row,
- * and the documents holding the phrase are the matches themselves.
+ * N and the average length exactly as matchinfo 'n' and 'a' compute them from the %_stat
+ * doctotal row, and the documents holding the phrase are the matches themselves.
  */
-function statsFromStatTable(db: Database, table: string, columns: number, matches: number): Stats | undefined {
-  const blob = scalar(db, `SELECT value FROM ${table}_stat WHERE id = 0`);
-  if (!(blob instanceof Uint8Array)) return undefined;
+function statsFromDocTotals(blob: Uint8Array, columns: number, matches: number): Stats | undefined {
   let at = 0;
   const varint = (): number => {
     let v = 0;

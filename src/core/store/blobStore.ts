@@ -45,7 +45,8 @@ export class BlobStore {
     return /^[0-9a-f]{64}$/.test(hash) && fs.existsSync(this.pathOf(hash));
   }
 
-  private pathOf(hash: string): string {
+  /** Where a blob lives on disk (lcm_describe reports it as a stored file's path). */
+  pathOf(hash: string): string {
     return path.join(this.root, hash.slice(0, 2), hash);
   }
 }

@@ -168,6 +168,36 @@ export class Store {
   }
 
   /**
+   * Rebuilds the database (every table and search index) from the journal alone — the path
+   * opening takes when the snapshot is damaged — and makes the result the new snapshot. Runs
+   * under the lock, so no write lands half-way; on failure the old database stays in use.
+   */
+  async rebuild(): Promise<{ journalBytes: number; skippedLines: number }> {
+    const SQL = await loadSqlJs(this.options.wasmPath);
+    return this.lock.withLock(() => {
+      const old = { database: this.database, offset: this.offset, skipped: this.skippedLines };
+      const fresh = new SQL.Database();
+      try {
+        migrate(fresh, this.options.modules);
+        this.database = fresh;
+        this.offset = 0;
+        this.skippedLines = 0;
+        this.refresh();
+      } catch (err) {
+        this.database = old.database;
+        this.offset = old.offset;
+        this.skippedLines = old.skipped;
+        fresh.close();
+        throw err;
+      }
+      old.database.close();
+      this.snapshotOffset = -1;
+      this.checkpoint();
+      return { journalBytes: this.offset, skippedLines: this.skippedLines };
+    });
+  }
+
+  /**
    * Closes, checkpointing only when the journal tail has grown enough to slow the next open:
    * a short-lived CLI call must not rewrite a large snapshot for one line.
    */

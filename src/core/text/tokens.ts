@@ -11,3 +11,14 @@ export function countTokens(text: string): number {
   encoder ??= new Tiktoken(o200k);
   return encoder.encode(text, [], []).length;
 }
+
+/**
+ * The longest start of `text` that is at most `tokens` tokens, cut on a token boundary (and
+ * never inside a character: a token that ends mid-character is dropped with its partial bytes).
+ */
+export function firstTokens(text: string, tokens: number): string {
+  encoder ??= new Tiktoken(o200k);
+  const all = encoder.encode(text, [], []);
+  if (all.length <= tokens) return text;
+  return encoder.decode(all.slice(0, Math.max(0, tokens))).replace(/\uFFFD+$/, '');
+}

@@ -1,14 +1,35 @@
 import { answerRequestTool } from './answerRequest';
 import { askAgentTool } from './askAgent';
 import { chatHistoryTool } from './chatHistory';
+import { chaptersArtifactTool } from './chaptersArtifact';
+import { chaptersContinueTool } from './chaptersContinue';
+import { chaptersForkTool } from './chaptersFork';
+import { chaptersRuleProposeTool } from './chaptersRulePropose';
+import { chaptersRulesTool } from './chaptersRules';
+import { chaptersSearchTool } from './chaptersSearch';
+import { chaptersSegmentTool } from './chaptersSegment';
 import { closeRequestTool } from './closeRequest';
 import { errorHistoryTool } from './errorHistory';
+import { getContextTool } from './getContext';
+import { indexMemoryTool } from './indexMemory';
+import { lcmDescribeTool } from './lcmDescribe';
+import { lcmExpandTool } from './lcmExpand';
+import { lcmExpandQueryTool } from './lcmExpandQuery';
+import { lcmGrepTool } from './lcmGrep';
 import { listRequestsTool } from './listRequests';
+import { lookupEntityTool } from './lookupEntity';
+import { memoryMapTool } from './memoryMap';
 import { memoryStatusTool } from './memoryStatus';
+import { readMemoryTool } from './readMemory';
 import { reasoningGuideTool } from './reasoningGuide';
 import { rememberTool } from './remember';
+import { rememberNoteTool } from './rememberNote';
+import { restoreMemoryTool } from './restoreMemory';
+import { retireMemoryTool } from './retireMemory';
 import { retrieveMemoryTool } from './retrieveMemory';
 import { saveMemoryTool } from './saveMemory';
+import { searchHistoryTool } from './searchHistory';
+import { searchMemoryTool } from './searchMemory';
 import { searchTextTool } from './searchText';
 import type { ToolDefinition } from './toolDefinition';
 import { whatsNewTool } from './whatsNew';
@@ -25,6 +46,16 @@ export const TOOLS: readonly ToolDefinition[] = [
   retrieveMemoryTool,
   searchTextTool,
   memoryStatusTool,
+  getContextTool,
+  searchMemoryTool,
+  searchHistoryTool,
+  lookupEntityTool,
+  memoryMapTool,
+  readMemoryTool,
+  rememberNoteTool,
+  retireMemoryTool,
+  restoreMemoryTool,
+  indexMemoryTool,
   chatHistoryTool,
   errorHistoryTool,
   writeErrorTool,
@@ -35,6 +66,17 @@ export const TOOLS: readonly ToolDefinition[] = [
   listRequestsTool,
   answerRequestTool,
   closeRequestTool,
+  lcmGrepTool,
+  lcmDescribeTool,
+  lcmExpandQueryTool,
+  lcmExpandTool,
+  chaptersSegmentTool,
+  chaptersContinueTool,
+  chaptersForkTool,
+  chaptersSearchTool,
+  chaptersArtifactTool,
+  chaptersRuleProposeTool,
+  chaptersRulesTool,
 ] as readonly ToolDefinition[];
 
 export function findTool(name: string): ToolDefinition | undefined {

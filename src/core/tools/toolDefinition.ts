@@ -6,6 +6,8 @@ export interface ToolContext {
   client: string;
   /** The caller's workspace folder (the MCP server's cwd, VS Code's first folder), used to find "this session". */
   workspace?: string | undefined;
+  /** Set only by lcm_expand_query's in-process sub-agent loop; no surface can pass one in (see lcm/grants.ts). */
+  expandGrant?: string | undefined;
 }
 
 /** Families a person can switch on and off as a group. */

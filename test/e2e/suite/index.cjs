@@ -304,3 +304,122 @@ test('chat sessions placed where VS Code and Claude Code keep them are imported 
   assertOk(found, foundText, 'chat_history search');
   info.searchTotal = found.total;
 }, 60_000);
+
+test('Copilot is the named connection "copilot": an agent on the same store addresses a request to it and whats_new shows it, marked untrusted', async (info) => {
+  const [first, firstText] = await callJson('whats_new', {});
+  assertOk(first, firstText, 'whats_new');
+  assert(first.connection === 'copilot', `expected the connection "copilot" (recollect.connectionName default): ${truncate(firstText)}`);
+  // Another process on the same store (the CLI, as connection "cli") leaves a request for Copilot.
+  const ext = vscode.extensions.getExtension(EXTENSION_ID);
+  const cli = path.join(ext.extensionPath, 'dist', 'cli.js');
+  const out = require('child_process').execFileSync(process.execPath, [cli, 'tool', 'ask_agent', JSON.stringify({ to: 'copilot', request: 'Please confirm the build passes' })], { encoding: 'utf8', env: process.env });
+  const asked = JSON.parse(out);
+  assert(asked.ok === true && asked.to === 'copilot', `ask_agent from the CLI failed: ${truncate(out)}`);
+  const [news, newsText] = await callJson('whats_new', {});
+  assertOk(news, newsText, 'whats_new');
+  const open = (news.open_requests || []).find((r) => r.id === asked.id);
+  assert(open && open.from === 'cli' && open.request.untrusted === true, `expected the CLI's request first, marked untrusted: ${truncate(newsText)}`);
+  info.openRequests = news.open_requests.length;
+});
+
+// ---------------------------------------------------------------------------------
+// Command palette, language server, memory browser
+// ---------------------------------------------------------------------------------
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what, fn, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await fn();
+    if (last) return last;
+    if (Date.now() > deadline) throw new AssertionError(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+test('every contributed command is registered, and palette commands run', async (info) => {
+  const ext = vscode.extensions.getExtension(EXTENSION_ID);
+  const contributed = ((ext.packageJSON.contributes || {}).commands || []).map((c) => c.command);
+  const registered = new Set(await vscode.commands.getCommands(true));
+  const missing = contributed.filter((c) => !registered.has(c));
+  assert(missing.length === 0, `contributed but not registered: ${missing.join(', ')}`);
+
+  const status = await vscode.commands.executeCommand('recollect.showStatus');
+  assert(status && status.ok === true && status.facts >= 2 && typeof status.bytes === 'number' && status.bytes > 0, `recollect.showStatus: ${safeStringify(status)}`);
+  const line = await vscode.commands.executeCommand('recollect.copyMcpCommand');
+  const cli = path.join(ext.extensionPath, 'dist', 'cli.js');
+  assert(typeof line === 'string' && line.includes(cli) && line.includes(`RECOLLECT_HOME=${process.env.RECOLLECT_HOME}`) && line.endsWith(' mcp'), `copyMcpCommand: ${line}`);
+  const rebuilt = await vscode.commands.executeCommand('recollect.rebuildIndex');
+  assert(rebuilt && rebuilt.skippedLines === 0 && rebuilt.facts === status.facts, `rebuildIndex: ${safeStringify(rebuilt)} (status had ${status.facts} facts)`);
+  info.commands = contributed.length;
+  info.rebuildMs = rebuilt.ms;
+});
+
+test('the notes language server starts for a vault note and answers with the extension host\'s memory', async (info) => {
+  const vault = path.join(process.env.RECOLLECT_HOME, 'vault', 'e2e');
+  fs.mkdirSync(vault, { recursive: true });
+  const file = path.join(vault, 'language-server.md');
+  fs.writeFileSync(file, '---\ndate: 2999-01-01\n---\nWe build with the build tool.\nA bell \u0007 and fact:nosuchfact00000.\nLink: [[bui\n');
+  const doc = await vscode.workspace.openTextDocument(file);
+  await vscode.window.showTextDocument(doc);
+
+  const codes = await until('diagnostics from the language server', () => {
+    const found = vscode.languages.getDiagnostics(doc.uri).filter((d) => d.source === 'recollect').map((d) => String(typeof d.code === 'object' ? d.code.value : d.code));
+    return found.length >= 3 ? found.sort() : undefined;
+  }, 30_000);
+  assert(codes.join() === 'control-character,future-date,unknown-id', `diagnostics: ${codes.join()}`);
+
+  const completions = await vscode.commands.executeCommand('vscode.executeCompletionItemProvider', doc.uri, new vscode.Position(5, 11));
+  const labels = completions.items.map((i) => (typeof i.label === 'string' ? i.label : i.label.label));
+  assert(labels.includes('build tool'), `completion at [[bui: ${labels.slice(0, 20).join(', ')}`);
+
+  const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', doc.uri, new vscode.Position(3, 20));
+  const hoverText = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+  assert(hoverText.includes('Vite 9') && hoverText.includes('Vite 8'), `hover on "build tool": ${truncate(hoverText)}`);
+  info.diagnostics = codes;
+  info.completions = labels.length;
+}, 60_000);
+
+test('the getting-started walkthrough opens with its steps (screenshot)', async (info) => {
+  await vscode.commands.executeCommand('workbench.action.openWalkthrough', `${EXTENSION_ID}#recollect.gettingStarted`, false);
+  await sleep(2000);
+  const shot = await requestScreenshot('walkthrough', 'Connect Claude Code, Codex and other agents');
+  assert(shot.found === true, `the walkthrough's step is not on screen (${shot.file})`);
+  await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  info.screenshot = shot.file;
+}, 40_000);
+
+test('the memory browser opens from the palette and shows the seeded facts (screenshot)', async (info) => {
+  await vscode.commands.executeCommand('recollect.showMemory');
+  // The webview loads, then asks the host for the newest memories; the runner looks for one.
+  let shot;
+  for (let i = 0; i < 5; i++) {
+    await sleep(1500);
+    shot = await requestScreenshot('memory-browser', 'Vite 9');
+    if (shot.found) break;
+  }
+  assert(shot.found === true, `the memory browser does not show the seeded fact "Vite 9" (${shot.file})`);
+  info.screenshot = shot.file;
+}, 60_000);
+
+/**
+ * Asks run.mjs (which drives the browser) for a screenshot now and waits until it is taken, so
+ * the picture shows this moment and not whatever later tests leave on screen. With `text`, the
+ * runner also says whether that text is visible anywhere on the page, webviews included.
+ */
+async function requestScreenshot(name, text) {
+  const results = process.env.RECOLLECT_E2E_RESULTS;
+  const request = `${results}.screenshot-request`;
+  const done = `${results}.screenshot-done`;
+  fs.rmSync(done, { force: true });
+  fs.writeFileSync(`${request}.tmp`, JSON.stringify({ name, text }));
+  fs.renameSync(`${request}.tmp`, request);
+  try {
+    const answer = await until(`screenshot ${name}`, () => (fs.existsSync(done) ? fs.readFileSync(done, 'utf8') : undefined), 20_000);
+    return JSON.parse(answer);
+  } finally {
+    fs.rmSync(request, { force: true });
+  }
+}

@@ -11,12 +11,12 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
-/** The official MCP SDK client, talking to our real server process over stdio. */
-export async function connectMcp(home: string, clientName = 'vitest-agent'): Promise<McpSession> {
+/** The official MCP SDK client, talking to our real server process over stdio (`args` and `env` are added to the server's). */
+export async function connectMcp(home: string, clientName = 'vitest-agent', extra: { args?: string[]; env?: Record<string, string> } = {}): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'mcp'],
-    env: { ...process.env, RECOLLECT_HOME: home } as Record<string, string>,
+    args: [CLI, 'mcp', ...(extra.args ?? [])],
+    env: { ...process.env, RECOLLECT_HOME: home, ...extra.env } as Record<string, string>,
     stderr: 'pipe',
   });
   const client = new Client({ name: clientName, version: '1.0.0' });

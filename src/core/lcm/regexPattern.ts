@@ -1,0 +1,213 @@
+/**
+ * lcm_grep's regex mode: JavaScript regular expressions, and the literal text every match must
+ * contain, so candidates can be narrowed by the FTS index or a substring scan in SQLite before
+ * the regex runs in JavaScript.
+ */
+export interface CompiledPattern {
+  regex: RegExp;
+  /** Literals every match contains, longest first; empty when none can be proven. */
+  literals: string[];
+  caseInsensitive: boolean;
+}
+
+export const PATTERN_MAX = 500;
+
+/**
+ * `pattern`, or `/pattern/flags` with at least one flag (i, m, s, u) — so a path like /home/me/
+ * stays a plain pattern. Invalid patterns are refused with the engine's own message.
+ */
+export function compilePattern(pattern: string): CompiledPattern | { error: string } {
+  const slashed = /^\/(.+)\/([a-z]+)$/s.exec(pattern);
+  const source = slashed ? (slashed[1] as string) : pattern;
+  const flags = slashed ? (slashed[2] as string) : '';
+  const bad = flags.replace(/[imsu]/g, '');
+  if (bad) return { error: `flag "${bad}" is not supported; use i, m, s or u` };
+  const risk = nestedQuantifier(source);
+  if (risk) return { error: `the group "${risk}" repeats something that itself repeats, which can take exponential time on long messages; rewrite it without the nested quantifier` };
+  let regex: RegExp;
+  try {
+    regex = new RegExp(source, `g${flags}`);
+  } catch (err) {
+    return { error: `not a valid JavaScript regular expression: ${(err as Error).message}` };
+  }
+  const caseInsensitive = flags.includes('i');
+  return { regex, literals: requiredLiterals(source).sort((a, b) => b.length - a.length), caseInsensitive };
+}
+
+/**
+ * Literal runs that every match must contain. Conservative: a top-level alternation, an
+ * optional atom or anything not understood ends a run, and only proven runs are returned.
+ */
+export function requiredLiterals(source: string): string[] {
+  if (hasTopLevelAlternation(source)) return [];
+  const out: string[] = [];
+  let cur = '';
+  const flush = () => {
+    if (cur) out.push(cur);
+    cur = '';
+  };
+  let i = 0;
+  while (i < source.length) {
+    const c = source[i] as string;
+    let literal: string | undefined;
+    let inner: string[] = [];
+    let next = i + 1;
+    if (c === '\\') {
+      const e = source[i + 1] ?? '';
+      next = i + 2;
+      if (e === 'n') literal = '\n';
+      else if (e === 't') literal = '\t';
+      else if (/[^A-Za-z0-9]/.test(e) && e !== '') literal = e;
+      else if (/[pPuxck]/.test(e)) next = skipEscape(source, i);
+    } else if (c === '[') {
+      next = skipClass(source, i);
+    } else if (c === '(') {
+      const end = matchingParen(source, i);
+      if (end < 0) return [];
+      const body = source.slice(i + 1, end);
+      const lookaround = /^\?(<?[=!])/.test(body);
+      if (!lookaround) inner = requiredLiterals(body.replace(/^\?(:|<[A-Za-z_$][\w$]*>)/, ''));
+      next = end + 1;
+    } else if (!'.^$|)*+?{}'.includes(c)) {
+      literal = c;
+    }
+    const q = quantifier(source, next);
+    if (literal !== undefined && q.min >= 1 && q.max === 1) {
+      cur += literal;
+    } else if (literal !== undefined && q.min >= 1) {
+      cur += literal;
+      flush();
+    } else {
+      flush();
+      if (q.min >= 1) out.push(...inner);
+    }
+    i = q.end;
+  }
+  flush();
+  return out.filter((l) => l.length > 0);
+}
+
+/**
+ * An FTS4 MATCH expression every text containing `literal` satisfies (unicode61 folds case and
+ * diacritics, so it is a superset), or undefined when the literal holds no whole word: a word
+ * at the literal's start may be the tail of a longer word, so only words bounded inside it
+ * count, and a last word that runs to the literal's end becomes a prefix query. A \b in the
+ * pattern does not help: JavaScript's \b is ASCII-only, so "é" + "clat" has a boundary the
+ * tokenizer does not see, and trusting it would drop real matches.
+ */
+export function ftsPrefilter(literal: string): string | undefined {
+  const words: string[] = [];
+  // The characters unicode61 keeps inside a token (letters, numbers, marks, private use).
+  const re = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(literal))) {
+    const start = m.index;
+    const end = start + m[0].length;
+    const boundedBefore = start > 0;
+    const boundedAfter = end < literal.length;
+    if (!boundedBefore) continue;
+    words.push(boundedAfter ? `"${m[0]}"` : `"${m[0]}*"`);
+  }
+  return words.length ? words.join(' ') : undefined;
+}
+
+/** The regex construct a full_text pattern holds, if any; full_text searches words, not patterns. */
+export function regexSyntaxIn(pattern: string): string | undefined {
+  const checks: [RegExp, string][] = [
+    [/\\[A-Za-z.\\()[\]{}|*+?^$/]/, 'a backslash escape'],
+    [/\.[*+?]/, 'a wildcard (".*", ".+" or ".?")'],
+    [/\[[^\]]*\]/, 'a character class'],
+    [/[)\]][*+?]/, 'a quantified group or class'],
+    [/\{\d+(,\d*)?\}/, 'a counted repetition'],
+    [/\|/, 'an alternation "|"'],
+    [/^\^|\$$/, 'an anchor ("^" or "$")'],
+    [/\(\?/, 'a special group "(?"'],
+  ];
+  for (const [re, name] of checks) {
+    const m = re.exec(pattern);
+    if (m) return `${name}: "${m[0]}"`;
+  }
+  return undefined;
+}
+
+function hasTopLevelAlternation(source: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (c === '[') i = skipClass(source, i) - 1;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === '|' && depth === 0) return true;
+  }
+  return false;
+}
+
+function quantifier(source: string, at: number): { min: number; max: number; end: number } {
+  const c = source[at];
+  let q = { min: 1, max: 1, end: at };
+  if (c === '*') q = { min: 0, max: Infinity, end: at + 1 };
+  else if (c === '+') q = { min: 1, max: Infinity, end: at + 1 };
+  else if (c === '?') q = { min: 0, max: 1, end: at + 1 };
+  else if (c === '{') {
+    const m = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(at));
+    if (m) {
+      const min = Number(m[1]);
+      const max = m[2] === undefined ? min : m[3] ? Number(m[3]) : Infinity;
+      q = { min, max, end: at + m[0].length };
+    }
+  }
+  if (q.end > at && source[q.end] === '?') q.end++; // lazy
+  return q;
+}
+
+function skipClass(source: string, at: number): number {
+  let i = at + 1;
+  if (source[i] === '^') i++;
+  if (source[i] === ']') i++;
+  for (; i < source.length; i++) {
+    if (source[i] === '\\') i++;
+    else if (source[i] === ']') return i + 1;
+  }
+  return source.length;
+}
+
+function skipEscape(source: string, at: number): number {
+  const e = source[at + 1];
+  const rest = source.slice(at + 2);
+  if ((e === 'p' || e === 'P' || e === 'u' || e === 'k') && rest.startsWith('{')) return at + 2 + rest.indexOf('}') + 1;
+  if (e === 'k' && rest.startsWith('<')) return at + 2 + rest.indexOf('>') + 1;
+  if (e === 'u') return at + 6;
+  if (e === 'x') return at + 4;
+  if (e === 'c') return at + 3;
+  return at + 2;
+}
+
+function matchingParen(source: string, at: number): number {
+  let depth = 0;
+  for (let i = at; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (c === '[') i = skipClass(source, i) - 1;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/** A repeated group whose body also repeats, like (a+)+ or (\w*)*: the classic catastrophic backtracking shape. */
+function nestedQuantifier(source: string): string | undefined {
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (c === '[') i = skipClass(source, i) - 1;
+    else if (c === '(') {
+      const end = matchingParen(source, i);
+      if (end < 0) return undefined;
+      const q = quantifier(source, end + 1);
+      const body = source.slice(i + 1, end).replace(/\\./g, 'x').replace(/\[[^\]]*\]/g, 'x');
+      if (q.max > 1 && /[*+]|\{\d+,\d*\}/.test(body)) return source.slice(i, q.end);
+    }
+  }
+  return undefined;
+}

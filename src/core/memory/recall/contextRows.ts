@@ -1,0 +1,136 @@
+import { Conditions, queryRows, type Database, type SqlValue } from '../../store/sqlite';
+import { iso } from '../../text/time';
+import { RULE_PREDICATES } from './queryWords';
+
+/** A fact as recall returns it: the value, when it was true, when it was recorded. */
+export interface FactItem {
+  id: string;
+  subject: string;
+  predicate: string;
+  object: string;
+  scope: string;
+  source: string;
+  status: 'current' | 'historical';
+  valid_from: string;
+  valid_to?: string;
+  recorded_at: string;
+}
+
+export interface NoteItem {
+  id: string;
+  kind: 'entry' | 'note';
+  scope: string;
+  created_at: string;
+  text: string;
+  chunk?: number;
+  /** Set when only the start of the text fitted; read_memory returns it whole. */
+  truncated?: true;
+  full_tokens?: number;
+}
+
+/** The grouping key of a fact's history. */
+export interface Keyed {
+  key: string;
+}
+
+const FACT_COLUMNS = `id, subject, predicate, object, scope, source, subject_key, predicate_key, recorded_at, superseded_at,
+  coalesce(valid_from, recorded_at) AS valid_from, coalesce(valid_to, superseded_at) AS valid_to`;
+
+function toFact(r: Record<string, SqlValue>): FactItem & Keyed {
+  const historical = r.superseded_at !== null;
+  return {
+    id: `fact:${String(r.id)}`,
+    subject: String(r.subject),
+    predicate: String(r.predicate),
+    object: String(r.object),
+    scope: String(r.scope),
+    source: String(r.source),
+    status: historical ? 'historical' : 'current',
+    valid_from: iso(Number(r.valid_from)),
+    ...(historical && r.valid_to !== null ? { valid_to: iso(Number(r.valid_to)) } : {}),
+    recorded_at: iso(Number(r.recorded_at)),
+    key: `${String(r.subject_key)}\u0000${String(r.predicate_key)}\u0000${String(r.scope)}`,
+  };
+}
+
+export function factsByIds(db: Database, ids: readonly string[]): Map<string, FactItem & Keyed> {
+  if (!ids.length) return new Map();
+  const rows = queryRows(db, `SELECT ${FACT_COLUMNS} FROM facts WHERE retired_at IS NULL AND id IN (${ids.map(() => '?').join(',')})`, [...ids]);
+  return new Map(rows.map((r) => [`fact:${String(r.id)}`, toFact(r)]));
+}
+
+/** Current rule/policy/approval facts, newest first. */
+export function ruleFacts(db: Database, scope: string | undefined, limit: number): (FactItem & Keyed)[] {
+  const where = new Conditions(`predicate_key IN (${RULE_PREDICATES.map(() => '?').join(',')})`, ...RULE_PREDICATES)
+    .add('superseded_at IS NULL')
+    .add('retired_at IS NULL')
+    .addIf(scope, 'scope = ?');
+  return queryRows(db, `SELECT ${FACT_COLUMNS} FROM facts WHERE ${where.sql} ORDER BY recorded_at DESC, id DESC LIMIT ?`, [...where.params, limit]).map(toFact);
+}
+
+export function recentFacts(db: Database, scope: string | undefined, limit: number): (FactItem & Keyed)[] {
+  const where = new Conditions('superseded_at IS NULL').add('retired_at IS NULL').addIf(scope, 'scope = ?');
+  return queryRows(db, `SELECT ${FACT_COLUMNS} FROM facts WHERE ${where.sql} ORDER BY recorded_at DESC, id DESC LIMIT ?`, [...where.params, limit]).map(toFact);
+}
+
+/** The superseded values of one fact's subject + predicate + scope, newest first. */
+export function historyOf(db: Database, fact: FactItem & Keyed, limit: number): FactItem[] {
+  const [subjectKey, predicateKey, scope] = fact.key.split('\u0000') as [string, string, string];
+  return queryRows(
+    db,
+    `SELECT ${FACT_COLUMNS} FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND superseded_at IS NOT NULL AND retired_at IS NULL
+      ORDER BY recorded_at DESC, id DESC LIMIT ?`,
+    [subjectKey, predicateKey, scope, limit],
+  ).map((r) => withoutKey(toFact(r)));
+}
+
+export function withoutKey(f: FactItem & Partial<Keyed>): FactItem {
+  const rest: FactItem & Partial<Keyed> = { ...f };
+  delete rest.key;
+  return rest;
+}
+
+export function entriesByIds(db: Database, ids: readonly string[]): Map<string, NoteItem> {
+  if (!ids.length) return new Map();
+  const rows = queryRows(db, `SELECT id, scope, created_at, text FROM notes WHERE retired_at IS NULL AND id IN (${ids.map(() => '?').join(',')})`, [...ids]);
+  return new Map(rows.map((r) => [String(r.id), { id: String(r.id), kind: 'entry', scope: String(r.scope), created_at: iso(Number(r.created_at)), text: String(r.text) }]));
+}
+
+/** Note chunks by their FTS row, as recall items (id `note:<path>`, with the chunk number). */
+export function chunksByDocids(db: Database, docids: readonly number[]): Map<number, NoteItem> {
+  if (!docids.length) return new Map();
+  const rows = queryRows(
+    db,
+    `SELECT c.fts_docid, c.seq, c.text, f.path, f.scope, coalesce(f.note_date, f.indexed_at) AS at FROM note_chunks c JOIN vault_files f ON f.id = c.file_id
+      WHERE f.retired_at IS NULL AND c.fts_docid IN (${docids.map(() => '?').join(',')})`,
+    [...docids],
+  );
+  return new Map(
+    rows.map((r) => [Number(r.fts_docid), { id: `note:${String(r.path)}`, kind: 'note', scope: String(r.scope), created_at: iso(Number(r.at)), text: String(r.text), chunk: Number(r.seq) }]),
+  );
+}
+
+/** The newest entries and notes (a note by its first chunk), newest first. */
+export function recentNotes(db: Database, scope: string | undefined, limit: number): NoteItem[] {
+  // Two indexed "newest n" reads merged here: a sorted UNION would read every row of both.
+  const entryWhere = new Conditions('retired_at IS NULL').addIf(scope, 'scope = ?');
+  const entries = queryRows(db, `SELECT id, scope, created_at AS at, text FROM notes WHERE ${entryWhere.sql} ORDER BY created_at DESC, id DESC LIMIT ?`, [
+    ...entryWhere.params,
+    limit,
+  ]).map((r): NoteItem & { at: number } => ({ id: String(r.id), kind: 'entry', scope: String(r.scope), created_at: iso(Number(r.at)), text: String(r.text), at: Number(r.at) }));
+  const noteWhere = new Conditions('f.retired_at IS NULL').add("f.kind = 'note'").addIf(scope, 'f.scope = ?');
+  const notes = queryRows(
+    db,
+    `SELECT f.path, f.scope, coalesce(f.note_date, f.indexed_at) AS at, c.text FROM vault_files f JOIN note_chunks c ON c.file_id = f.id AND c.seq = 0
+      WHERE ${noteWhere.sql} ORDER BY at DESC, f.path LIMIT ?`,
+    [...noteWhere.params, limit],
+  ).map((r): NoteItem & { at: number } => ({ id: `note:${String(r.path)}`, kind: 'note', scope: String(r.scope), created_at: iso(Number(r.at)), text: String(r.text), chunk: 0, at: Number(r.at) }));
+  return [...entries, ...notes]
+    .sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1))
+    .slice(0, limit)
+    .map((item) => {
+      const out: NoteItem & { at?: number } = { ...item };
+      delete out.at;
+      return out;
+    });
+}

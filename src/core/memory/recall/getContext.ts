@@ -1,0 +1,146 @@
+import { refuse, type Refusal } from '../../refusal';
+import { searchFts } from '../../search/ftsSearch';
+import type { Store } from '../../store/store';
+import { queryRows, type Database } from '../../store/sqlite';
+import { MEMORY_FTS } from '../memorySchema';
+import { scopeProblem } from '../scope';
+import { firstTokens } from '../../text/tokens';
+import { ContextPacker, cachedTokens } from './contextPacker';
+import { chunksByDocids, entriesByIds, factsByIds, historyOf, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type Keyed, type NoteItem } from './contextRows';
+import { asksPermission, contentWords } from './queryWords';
+
+export interface GetContextInput {
+  query?: string | undefined;
+  scope?: string | undefined;
+  max_tokens?: number | undefined;
+  include_history?: boolean | undefined;
+}
+
+export const MAX_TOKENS_DEFAULT = 800;
+/** Superseded values shown per fact with include_history; the rest are a retrieve_memory away. */
+const HISTORY_PER_FACT = 5;
+/** A note that does not fit whole is shown cut (and marked so) only when at least this much budget is left. */
+const MIN_TOKENS_FOR_EXCERPT = 80;
+const GIVE_UP_AFTER_MISSES = 6;
+
+/**
+ * get_context: current facts first (standing rules first of all when the request asks whether
+ * something may be done), then the closest notes by the one scorer, packed into the token
+ * budget by measuring. Without a query: a compact profile of current memory, newest first.
+ */
+export function getContext(store: Store, index: () => { stale: boolean; changed_files: number }, input: GetContextInput): object | Refusal {
+  if (input.scope !== undefined) {
+    const bad = scopeProblem(input.scope);
+    if (bad) return refuse(bad);
+  }
+  const maxTokens = input.max_tokens ?? MAX_TOKENS_DEFAULT;
+  const db = store.db;
+  const words = input.query === undefined ? [] : contentWords(input.query);
+  const candidates = words.length ? byQuery(db, store.now, words, input.query as string, input.scope, maxTokens) : profile(db, input.scope);
+  const indexState = index();
+  const mode = words.length ? 'query' : 'profile';
+
+  const packer = new ContextPacker<FactItem, NoteItem>(maxTokens, (lists, budget, leftOut) => ({
+    ok: true,
+    mode,
+    ...(input.query !== undefined && !words.length ? { note: 'the query has no searchable words; this is the current-memory profile' } : {}),
+    ...(input.scope !== undefined ? { scope: input.scope } : {}),
+    ...(candidates.rulesFirst ? { rules_first: true } : {}),
+    facts: lists.facts,
+    notes: lists.notes,
+    budget,
+    left_out: { facts: leftOut.facts, notes: leftOut.notes, ...(candidates.unranked ? { unranked_matches: candidates.unranked } : {}) },
+    index: indexState,
+  }));
+  let misses = 0;
+  for (const fact of candidates.facts) {
+    // Past a run of misses the budget is spent: the rest are counted, not measured.
+    if (misses >= GIVE_UP_AFTER_MISSES) {
+      packer.leftOut.facts++;
+      continue;
+    }
+    if (!packer.add('facts', withoutKey(fact))) {
+      misses++;
+      continue;
+    }
+    misses = 0;
+    if (input.include_history) for (const old of historyOf(db, fact, HISTORY_PER_FACT)) packer.add('facts', old);
+  }
+  // One note at most is cut to fit: after it the budget is spent, and measuring cuts is not free.
+  let excerptTried = false;
+  misses = 0;
+  for (const note of candidates.notes) {
+    if (misses >= GIVE_UP_AFTER_MISSES) {
+      packer.leftOut.notes++;
+      continue;
+    }
+    if (packer.fits(note) || excerptTried || packer.remaining < MIN_TOKENS_FOR_EXCERPT) {
+      misses = packer.add('notes', note) ? 0 : misses + 1;
+      continue;
+    }
+    excerptTried = true;
+    packer.add('notes', excerptThatFits(packer, note) ?? note);
+  }
+  return packer.finish().reply;
+}
+
+interface Candidates {
+  facts: (FactItem & Keyed)[];
+  notes: NoteItem[];
+  rulesFirst: boolean;
+  /** Matches beyond the ones ranked for this reply. */
+  unranked: number;
+}
+
+function byQuery(db: Database, now: number, words: string[], query: string, scope: string | undefined, maxTokens: number): Candidates {
+  // Enough candidates to fill the largest budget with short items; more would only cost time.
+  const limit = Math.min(150, Math.max(40, Math.ceil(maxTokens / 25)));
+  const found = searchFts(db, MEMORY_FTS, { query: words.join(' '), limit, sort: 'hybrid', scope, now, anyPhrase: true });
+  const hits = found.ok ? found.hits : [];
+  const docids = hits.map((h) => h.docid);
+  const refs = new Map(
+    docids.length ? queryRows(db, `SELECT docid, ref FROM ${MEMORY_FTS} WHERE docid IN (${docids.map(() => '?').join(',')})`, docids).map((r) => [Number(r.docid), String(r.ref)]) : [],
+  );
+  const ref = (docid: number) => refs.get(docid) ?? '';
+  const facts = factsByIds(db, docids.map(ref).filter((r) => r.startsWith('fact:')).map((r) => r.slice(5)));
+  const entries = entriesByIds(db, docids.map(ref).filter((r) => r.startsWith('entry:')));
+  const chunks = chunksByDocids(db, docids.filter((d) => ref(d).startsWith('note:')));
+  const factList: (FactItem & Keyed)[] = [];
+  const notes: NoteItem[] = [];
+  for (const d of docids) {
+    const r = ref(d);
+    const item = r.startsWith('fact:') ? facts.get(r) : undefined;
+    if (item) factList.push(item);
+    const note = r.startsWith('entry:') ? entries.get(r) : chunks.get(d);
+    if (note) notes.push(note);
+  }
+  const unranked = found.ok ? found.total - hits.length : 0;
+  if (!asksPermission(query)) return { facts: factList, notes, rulesFirst: false, unranked };
+  // Rules that share the request's words lead, then the rest newest first.
+  const rules = ruleFacts(db, scope, 200);
+  const wordSet = new Set(words);
+  const overlap = (f: FactItem) => contentWords(`${f.subject} ${f.object}`).filter((w) => wordSet.has(w)).length;
+  const ranked = rules.map((f, i) => ({ f, o: overlap(f), i })).sort((a, b) => b.o - a.o || a.i - b.i).map((x) => x.f);
+  const ruleIds = new Set(ranked.map((f) => f.id));
+  return { facts: [...ranked, ...factList.filter((f) => !ruleIds.has(f.id))], notes, rulesFirst: ranked.length > 0, unranked };
+}
+
+function profile(db: Database, scope: string | undefined): Candidates {
+  const rules = ruleFacts(db, scope, 100);
+  const ruleIds = new Set(rules.map((f) => f.id));
+  const facts = [...rules, ...recentFacts(db, scope, 150).filter((f) => !ruleIds.has(f.id))];
+  return { facts, notes: recentNotes(db, scope, 60), rulesFirst: rules.length > 0, unranked: 0 };
+}
+
+/** The start of a note, cut on a token boundary so it fits what is left, marked as cut, with its full size. */
+function excerptThatFits(packer: ContextPacker<FactItem, NoteItem>, note: NoteItem): NoteItem | undefined {
+  if (packer.remaining < MIN_TOKENS_FOR_EXCERPT) return undefined;
+  const fullTokens = cachedTokens(note.text);
+  const frame = packer.cost({ ...note, text: '…', truncated: true, full_tokens: fullTokens });
+  // JSON escaping and the joins can cost a token or two more than the prefix alone: each miss trims a little.
+  for (let want = packer.remaining - frame - 2, attempt = 0; attempt < 4 && want >= 20; attempt++, want -= Math.max(4, Math.ceil(want * 0.03))) {
+    const item: NoteItem = { ...note, text: `${firstTokens(note.text, want)}…`, truncated: true, full_tokens: fullTokens };
+    if (packer.fits(item)) return item;
+  }
+  return undefined;
+}

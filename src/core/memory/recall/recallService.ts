@@ -1,0 +1,64 @@
+import { refuse, type Refusal } from '../../refusal';
+import type { Store } from '../../store/store';
+import { scopeProblem } from '../scope';
+import type { SemanticService } from '../semantic/semanticService';
+import { retireMemory, restoreMemory } from '../vault/retirement';
+import type { VaultService } from '../vault/vaultService';
+import { getContext, type GetContextInput } from './getContext';
+import { lookupEntity } from './lookupEntity';
+import { memoryMap, type MemoryMapInput } from './memoryMap';
+import { readMemory } from './readMemory';
+import { searchHistory, type SearchHistoryInput } from './searchHistory';
+import { searchMemory, type SearchMemoryInput } from './searchMemory';
+
+/**
+ * The memory tools beyond saving and keyword search: recall within a budget, meaning search,
+ * promoted history, entities, the map, one memory in full, and retiring and restoring. Each
+ * lives in its own module; this class only hands them the store, the vault and the semantic
+ * index, so a tool module sees one service.
+ */
+export class RecallService {
+  constructor(
+    private readonly store: Store,
+    readonly vault: VaultService,
+    readonly semantic: SemanticService,
+  ) {}
+
+  getContext(input: GetContextInput): object | Refusal {
+    return getContext(this.store, () => this.vault.index(), input);
+  }
+
+  searchMemory(input: SearchMemoryInput): Promise<object | Refusal> {
+    return searchMemory(this.store, this.semantic, input);
+  }
+
+  searchHistory(input: SearchHistoryInput) {
+    return searchHistory(this.store, this.vault.root, () => this.vault.index(), input);
+  }
+
+  lookupEntity(input: { name: string; scope?: string | undefined }) {
+    if (input.scope !== undefined) {
+      const bad = scopeProblem(input.scope);
+      if (bad) return refuse(bad);
+    }
+    if (!input.name.trim()) return refuse('name is only whitespace');
+    return lookupEntity(this.store.db, input.name, input.scope);
+  }
+
+  memoryMap(input: MemoryMapInput): object | Refusal {
+    return memoryMap(this.store.db, this.store.now, input);
+  }
+
+  readMemory(id: string): object | Refusal {
+    const changed = new Set(this.vault.monitor.check().changes.map((c) => c.path));
+    return readMemory(this.store.db, this.vault.root, changed, id);
+  }
+
+  retire(id: string): Promise<object | Refusal> {
+    return retireMemory(this.store, this.vault, id);
+  }
+
+  restore(id: string): Promise<object | Refusal> {
+    return restoreMemory(this.store, this.vault, id);
+  }
+}

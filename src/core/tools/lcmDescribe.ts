@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { isRefusal } from '../refusal';
+import { allConversationsField, conversationIdField } from './lcmFields';
+import { defineTool } from './toolDefinition';
+
+export const lcmDescribeTool = defineTool({
+  name: 'lcm_describe',
+  displayName: 'Describe a summary or stored file',
+  family: 'lcm',
+  description:
+    'Inspect one item of the lossless-context DAG by id — cheap, no sub-agent. For a summary (sum_…): its full content (ending with "Expand for details about:" naming what it dropped), depth, kind (leaf|condensed), tokenCount, createdAt, earliestAt/latestAt, descendantCount (summaries beneath it), messageCount, parentIds (the summary that condensed this one, one level up), childIds (the summaries a condensed one was built from, one level down), sourceMessageIds (a leaf\'s messages), fileIds and producer (extractive or the model that wrote it). ' +
+    'For a stored file (file_…, a large tool output or file kept once): its full content, fileName, mimeType, byteSize, tokenCount, explorationSummary and storagePath. ' +
+    'Scoped to the current conversation unless conversationId is given or allConversations is true; an id from another conversation is refused with the conversation it belongs to.',
+  input: z.strictObject({
+    id: z.string().min(1).max(100).describe('sum_xxx for a summary, file_xxx for a stored file.'),
+    conversationId: conversationIdField.optional(),
+    allConversations: allConversationsField.optional().describe('true: allow an id from any conversation. Default false.'),
+  }),
+  run: (input, services, ctx) => {
+    const scope = services.lcm.scope({ client: ctx.client, workspace: ctx.workspace }, input);
+    if (isRefusal(scope)) return scope;
+    return services.lcm.describe(input.id, scope);
+  },
+});

@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { defineTool } from './toolDefinition';
+
+export const lcmExpandTool = defineTool({
+  name: 'lcm_expand',
+  displayName: 'Expand summaries (sub-agent only)',
+  family: 'lcm',
+  description:
+    'Low-level DAG expansion, ONLY for the sub-agent that lcm_expand_query starts: it holds a short-lived grant scoped to the conversations being expanded, and any other caller is refused with "use lcm_expand_query". ' +
+    'Reads each summary one level down: a condensed summary\'s children, or a leaf\'s source messages verbatim. Items are returned whole or withheld (listed with their token counts), never cut; the grant\'s token budget bounds the run.',
+  input: z.strictObject({
+    summaryIds: z.array(z.string().regex(/^sum_[0-9a-f]{16}$/, 'must be a summary id such as sum_0123456789abcdef')).min(1).max(8).describe('Summaries to expand one level (1 to 8).'),
+    includeMessages: z.boolean().optional().describe('Return a leaf\'s source messages. Default true.'),
+    tokenCap: z.number().int().min(1).optional().describe('At most this many tokens from this call (never more than the grant has left).'),
+  }),
+  run: (input, services, ctx) => services.lcm.expand(ctx.expandGrant, { summaryIds: input.summaryIds, includeMessages: input.includeMessages ?? true, tokenCap: input.tokenCap }),
+});

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { isRefusal, refuse } from '../refusal';
+import { parseInstant } from '../text/time';
+import { allConversationsField, conversationIdField } from './lcmFields';
+import { defineTool } from './toolDefinition';
+
+export const lcmGrepTool = defineTool({
+  name: 'lcm_grep',
+  displayName: 'Search compacted history',
+  family: 'lcm',
+  description:
+    'Search imported conversations — their messages and the summaries of the lossless-context DAG — by regex or full text. Start recall here; then lcm_describe a summary, then lcm_expand_query for detail the summaries dropped. ' +
+    'mode "regex" (default): a JavaScript regular expression, case-sensitive (write /pattern/i for case-insensitive); an invalid pattern or a nested repeat like (a+)+ is refused. ' +
+    'mode "full_text": words and "quoted phrases", every word must match, ranked by BM25; regex syntax is refused with a message naming it. ' +
+    'scope messages|summaries|both (default both). A conversation is one imported session; conversationId is its stable number in the store. Default: the current conversation (the newest session of your kind in your workspace; the answer says which); allConversations: true searches all. ' +
+    'since/before are ISO instants. limit 1–200 (default 50). sort recency (default) | relevance | hybrid (relevance decayed by age); in regex mode relevance counts the matches in each item. ' +
+    'Returns matches with id (a number for a message, sum_… for a summary), type, snippet (match in [brackets]), conversationId, createdAt; messages add role, toolName and coveredBy (the leaf summary holding them); summaries add depth, kind, summaryId. truncated: true when more matched than were returned.',
+  input: z.strictObject({
+    pattern: z.string().min(1).max(500).describe('What to find: a regular expression (mode regex) or words and "quoted phrases" (mode full_text).'),
+    mode: z.enum(['regex', 'full_text']).optional().describe('"regex" (default) or "full_text".'),
+    scope: z.enum(['messages', 'summaries', 'both']).optional().describe('"both" (default), "messages" or "summaries".'),
+    conversationId: conversationIdField.optional(),
+    allConversations: allConversationsField.optional(),
+    since: z.string().max(40).optional().describe('ISO timestamp lower bound, inclusive (e.g. 2026-02-19T00:00:00Z).'),
+    before: z.string().max(40).optional().describe('ISO timestamp upper bound, exclusive.'),
+    limit: z.number().int().min(1).max(200).optional().describe('Max results, 1 to 200. Default 50.'),
+    sort: z.enum(['recency', 'relevance', 'hybrid']).optional().describe('"recency" (default), "relevance" or "hybrid".'),
+  }),
+  run: (input, services, ctx) => {
+    const since = input.since === undefined ? undefined : parseInstant(input.since);
+    const before = input.before === undefined ? undefined : parseInstant(input.before);
+    if (input.since !== undefined && since === undefined) return refuse(`since "${input.since}" is not an ISO timestamp such as 2026-02-19T00:00:00Z`);
+    if (input.before !== undefined && before === undefined) return refuse(`before "${input.before}" is not an ISO timestamp such as 2026-02-19T00:00:00Z`);
+    const scope = services.lcm.scope({ client: ctx.client, workspace: ctx.workspace }, input);
+    if (isRefusal(scope)) return scope;
+    const found = services.lcm.grep({ pattern: input.pattern, mode: input.mode ?? 'regex', scope: input.scope ?? 'both', since, before, limit: input.limit ?? 50, sort: input.sort ?? 'recency' }, scope);
+    if (isRefusal(found)) return found;
+    return { ...found, conversation: { conversationId: scope.all ? null : scope.conversationId, how: scope.how } };
+  },
+});

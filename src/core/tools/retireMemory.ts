@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { defineTool } from './toolDefinition';
+
+export const retireMemoryTool = defineTool({
+  name: 'retire_memory',
+  displayName: 'Retire a memory',
+  family: 'memory',
+  description:
+    'Take one memory out of recall without deleting it. Use only when the owner asks to forget something. A fact leaves recall but stays in the ledger; an entry\'s block leaves its day log; a note\'s file leaves the vault. The text stays in the store and restore_memory puts it back exactly.',
+  input: z.strictObject({
+    id: z.string().min(1).max(700).describe('A memory id: note:<path>, entry:<path>#<hash> or fact:<id>.'),
+  }),
+  confirm: (input) => ({ title: 'Retire this memory?', message: `${input.id} will leave recall (restore_memory brings it back).` }),
+  run: (input, services) => services.recall.retire(input.id),
+});

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { scopeField } from './commonFields';
+import { defineTool } from './toolDefinition';
+
+export const searchMemoryTool = defineTool({
+  name: 'search_memory',
+  displayName: 'Search memory by meaning',
+  family: 'memory',
+  description:
+    'Search notes (day-log entries, note chunks) and fact values by meaning. Works only where semantic search is on (memory_status reports `semantic: true`: an OpenAI-compatible /v1/embeddings endpoint such as a local Ollama is configured through RECOLLECT_EMBEDDINGS_URL and RECOLLECT_EMBEDDINGS_MODEL); elsewhere it returns no hits and says why, and search_text is the tool to use. Hits come best first with `similarity` (cosine).',
+  input: z.strictObject({
+    query: z.string().min(1).max(500).describe('Natural-language query (1 to 500 characters).'),
+    top_k: z.number().int().min(1).max(50).optional().describe('Max matches, 1 to 50. Default 20.'),
+    scope: scopeField.optional(),
+    include_history: z.boolean().optional().describe('Also return superseded fact values (labelled historical). Default false.'),
+  }),
+  run: (input, services) => services.recall.searchMemory(input),
+});

@@ -1,0 +1,133 @@
+import * as vscode from 'vscode';
+import { ModelUnavailableError, type CompleteOptions, type LanguageModelPort, type ModelMessage, type ModelReply, type ModelToolCall } from '../core/lcm/languageModel';
+
+const SETTING = 'lcm.useLanguageModel';
+/** 'granted' or 'declined', remembered across windows; switching the setting on again asks afresh. */
+const CONSENT_KEY = 'recollect.lcm.modelConsent';
+
+/**
+ * Core's LanguageModelPort over vscode.lm. Off unless the person turns on
+ * recollect.lcm.useLanguageModel, and then it asks once before any history is sent to a model.
+ * Every API it touches is feature-detected: without vscode.lm (or tool calling) it reports
+ * itself unavailable and core falls back to the extractive summariser and excerpt answers.
+ */
+export function createLanguageModelPort(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): LanguageModelPort {
+  let chosen: vscode.LanguageModelChat | undefined;
+  let asking: Promise<boolean> | undefined;
+  const enabled = () => vscode.workspace.getConfiguration('recollect').get<boolean>(SETTING) === true;
+  const consent = () => context.globalState.get<string>(CONSENT_KEY);
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration(`recollect.${SETTING}`)) return;
+      chosen = undefined;
+      if (enabled()) void context.globalState.update(CONSENT_KEY, undefined);
+    }),
+  );
+  if (typeof vscode.lm?.onDidChangeChatModels === 'function') context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => (chosen = undefined)));
+
+  const ask = async (): Promise<boolean> => {
+    const pick = await vscode.window.showInformationMessage(
+      'Recollect can send parts of your imported chat history to a Copilot language model, to summarise it and to answer lcm_expand_query questions. Allow it?',
+      'Allow',
+      'Not now',
+    );
+    if (pick === undefined) return false; // dismissed: ask again another time
+    await context.globalState.update(CONSENT_KEY, pick === 'Allow' ? 'granted' : 'declined');
+    log.info(`language model for summaries: ${pick === 'Allow' ? 'allowed' : 'declined'} by the user`);
+    return pick === 'Allow';
+  };
+
+  const permitted = async (background: boolean): Promise<boolean> => {
+    const state = consent();
+    if (state === 'granted') return true;
+    if (state === 'declined') return false;
+    asking ??= ask().finally(() => (asking = undefined));
+    // A background summary does not wait for the person: it is written without a model meanwhile.
+    return background ? false : asking;
+  };
+
+  const select = async (): Promise<vscode.LanguageModelChat> => {
+    if (chosen) return chosen;
+    const models = (await vscode.lm.selectChatModels({ vendor: 'copilot' })).concat(await vscode.lm.selectChatModels());
+    const model = models[0];
+    if (!model) throw new ModelUnavailableError('no chat model is available in this VS Code');
+    chosen = model;
+    log.info(`language model for summaries: ${model.vendor}/${model.id}`);
+    return model;
+  };
+
+  return {
+    available: () => enabled() && consent() !== 'declined' && apiPresent(),
+    describe: () => (chosen ? `${chosen.vendor}/${chosen.id}` : 'vscode-lm'),
+    async complete(messages: ModelMessage[], options: CompleteOptions, signal: AbortSignal): Promise<ModelReply> {
+      if (!enabled() || !apiPresent()) throw new ModelUnavailableError('the language model is switched off (recollect.lcm.useLanguageModel)');
+      if (!(await permitted(options.background === true))) throw new ModelUnavailableError('the person has not allowed a language model');
+      const model = await select();
+      const cts = new vscode.CancellationTokenSource();
+      const onAbort = () => cts.cancel();
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        const tools = options.tools?.length && toolCallingPresent() ? options.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) : undefined;
+        const response = await model.sendRequest(
+          messages.map(toChatMessage),
+          { ...(options.justification ? { justification: options.justification } : {}), ...(tools ? { tools, toolMode: vscode.LanguageModelChatToolMode.Auto } : {}) },
+          cts.token,
+        );
+        return await readReply(response);
+      } catch (err) {
+        if (isPermissionError(err)) throw new ModelUnavailableError((err as Error).message);
+        throw err;
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        cts.dispose();
+      }
+    },
+  };
+}
+
+function apiPresent(): boolean {
+  return typeof vscode.lm?.selectChatModels === 'function' && typeof vscode.LanguageModelChatMessage?.User === 'function';
+}
+
+function toolCallingPresent(): boolean {
+  return typeof vscode.LanguageModelToolCallPart === 'function' && typeof vscode.LanguageModelToolResultPart === 'function' && vscode.LanguageModelChatToolMode !== undefined;
+}
+
+/** vscode.lm has no system role: instructions travel as the first user message. */
+function toChatMessage(m: ModelMessage): vscode.LanguageModelChatMessage {
+  switch (m.role) {
+    case 'system':
+    case 'user':
+      return vscode.LanguageModelChatMessage.User(m.content);
+    case 'assistant':
+      if (!m.toolCalls?.length || !toolCallingPresent()) return vscode.LanguageModelChatMessage.Assistant(m.content);
+      return vscode.LanguageModelChatMessage.Assistant([
+        ...(m.content ? [new vscode.LanguageModelTextPart(m.content)] : []),
+        ...m.toolCalls.map((c) => new vscode.LanguageModelToolCallPart(c.id, c.name, (c.input ?? {}) as object)),
+      ]);
+    case 'tool':
+      if (!toolCallingPresent()) return vscode.LanguageModelChatMessage.User(`Result of ${m.name}: ${m.content}`);
+      return vscode.LanguageModelChatMessage.User([new vscode.LanguageModelToolResultPart(m.toolCallId, [new vscode.LanguageModelTextPart(m.content)])]);
+  }
+}
+
+async function readReply(response: vscode.LanguageModelChatResponse): Promise<ModelReply> {
+  let text = '';
+  const toolCalls: ModelToolCall[] = [];
+  if (response.stream) {
+    for await (const part of response.stream) {
+      if (part instanceof vscode.LanguageModelTextPart) text += part.value;
+      else if (toolCallingPresent() && part instanceof vscode.LanguageModelToolCallPart) toolCalls.push({ id: part.callId, name: part.name, input: part.input });
+    }
+  } else {
+    for await (const chunk of response.text) text += chunk;
+  }
+  return { text, toolCalls };
+}
+
+/** The person refused VS Code's own permission prompt, or the model went away: fall back, do not fail. */
+function isPermissionError(err: unknown): boolean {
+  if (typeof vscode.LanguageModelError !== 'function' || !(err instanceof vscode.LanguageModelError)) return false;
+  return err.code === vscode.LanguageModelError.NoPermissions().code || err.code === vscode.LanguageModelError.NotFound().code;
+}

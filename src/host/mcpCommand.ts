@@ -1,0 +1,59 @@
+// No `vscode` here: the command lines are checked in unit tests.
+
+export type McpCommandFormat = 'shell' | 'claude' | 'codex' | 'json';
+
+export interface McpLaunch {
+  /** Absolute path of the extension's dist/cli.js. */
+  cli: string;
+  /** The store the other agent should share with this window. */
+  home: string;
+  platform?: NodeJS.Platform;
+}
+
+/** Quotes for a POSIX shell (single quotes; an embedded quote closes, escapes and reopens). */
+function shq(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Quotes for cmd.exe / PowerShell where double quotes suffice for paths. */
+function winq(text: string): string {
+  return /^[\w@%+=:,./\\-]+$/.test(text) ? text : `"${text}"`;
+}
+
+function tomlString(text: string): string {
+  return JSON.stringify(text);
+}
+
+/**
+ * How another agent starts Recollect's MCP server on the same store: `node <cli> mcp` with
+ * RECOLLECT_HOME set, written the way each place expects it.
+ */
+export function mcpCommand(format: McpCommandFormat, launch: McpLaunch): string {
+  const windows = (launch.platform ?? process.platform) === 'win32';
+  const q = windows ? winq : shq;
+  switch (format) {
+    case 'shell':
+      return windows
+        ? `$env:RECOLLECT_HOME=${q(launch.home)}; node ${q(launch.cli)} mcp`
+        : `RECOLLECT_HOME=${q(launch.home)} node ${q(launch.cli)} mcp`;
+    // Named connections keep an agent's name stable for requests between agents, whatever its client calls itself.
+    case 'claude':
+      return `claude mcp add recollect -e RECOLLECT_HOME=${q(launch.home)} -- node ${q(launch.cli)} mcp --name claude-code`;
+    case 'codex':
+      return [
+        '[mcp_servers.recollect]',
+        'command = "node"',
+        `args = [${tomlString(launch.cli)}, "mcp", "--name", "codex"]`,
+        `env = { RECOLLECT_HOME = ${tomlString(launch.home)} }`,
+      ].join('\n');
+    case 'json':
+      return JSON.stringify({ mcpServers: { recollect: { command: 'node', args: [launch.cli, 'mcp'], env: { RECOLLECT_HOME: launch.home } } } }, null, 2);
+  }
+}
+
+export const MCP_FORMAT_LABELS: Record<McpCommandFormat, string> = {
+  shell: 'Shell command',
+  claude: 'Claude Code (claude mcp add)',
+  codex: 'Codex (~/.codex/config.toml)',
+  json: 'JSON (mcpServers entry: Cursor, Claude Desktop, …)',
+};
