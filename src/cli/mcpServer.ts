@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { isRefusal } from '../core/refusal';
+import { warmTokenizer } from '../core/text/tokens';
 import { UNNAMED_CONNECTION } from '../core/requests/connectionName';
 import type { Services } from '../core/services';
 import { invokeTool } from '../core/tools/invoke';
@@ -58,6 +59,7 @@ export async function serveMcpStdio(services: Services, version: string, options
   const server = createMcpServer(services, version, options);
   const transport = new StdioServerTransport();
   await server.connect(transport);
+  warmTokenizer();
   await new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { openServices, type Services } from '../core/services';
 import { resolveStoreHome } from '../core/store/home';
+import { warmTokenizer } from '../core/text/tokens';
 import { invokeTool } from '../core/tools/invoke';
 import { findTool } from '../core/tools/registry';
 import type { ToolFamily } from '../core/tools/toolDefinition';
@@ -56,7 +57,10 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   context.subscriptions.push(status);
   const watcher = new HistoryWatcher(context, services, log, status);
   context.subscriptions.push(watcher);
-  services.then(() => watcher.schedule(), () => undefined);
+  services.then(() => {
+    watcher.schedule();
+    warmTokenizer(5_000);
+  }, () => undefined);
 
   const workspace = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const familyEnabled = (family: ToolFamily) => config().get<Record<string, boolean>>('toolFamilies')?.[family] !== false;

@@ -3,7 +3,10 @@
  * host and the webview. Both sides import this file, so a renamed field breaks the build on
  * both at once. Wire types are the view's own (not core's) so the webview bundle never pulls
  * in engine code, and the host maps core results onto them where the compiler can check it.
+ * The envelope (ids, kinds, ok/error, the checks on arrival) is the one all views share.
  */
+
+import { isRecord, optionalString, parseRequest, parseResponse, type HandlersFor, type ParamGuards, type ParamsIn, type RequestIn, type ResponseIn, type ResultIn } from './envelope';
 
 export interface MemoryStatus {
   facts: number;
@@ -67,15 +70,11 @@ export interface RequestMap {
 }
 
 export type RequestKind = keyof RequestMap;
-export type ParamsOf<K extends RequestKind> = RequestMap[K]['params'];
-export type ResultOf<K extends RequestKind> = RequestMap[K]['result'];
-
-export type RequestOf<K extends RequestKind> = { [P in K]: { type: 'request'; id: number; kind: P; params: ParamsOf<P> } }[K];
+export type ParamsOf<K extends RequestKind> = ParamsIn<RequestMap, K>;
+export type ResultOf<K extends RequestKind> = ResultIn<RequestMap, K>;
+export type RequestOf<K extends RequestKind> = RequestIn<RequestMap, K>;
 export type Request = RequestOf<RequestKind>;
-
-export type ResponseOf<K extends RequestKind> = {
-  [P in K]: { type: 'response'; id: number; kind: P; ok: true; result: ResultOf<P> } | { type: 'response'; id: number; kind: P; ok: false; error: string };
-}[K];
+export type ResponseOf<K extends RequestKind> = ResponseIn<RequestMap, K>;
 export type Response = ResponseOf<RequestKind>;
 
 /** Webview → host: a request, or a plea to be told about changes now (the refresh button). */
@@ -85,39 +84,23 @@ export type WebviewMessage = Request | { type: 'refresh' };
 export type HostMessage = Response | { type: 'changed' };
 
 /** Per-request handlers, one per kind, so the host cannot forget or mistype one. */
-export type RequestHandlers = { [K in RequestKind]: (params: ParamsOf<K>) => ResultOf<K> | Promise<ResultOf<K>> };
+export type RequestHandlers = HandlersFor<RequestMap>;
 
-type Guard<T> = (value: unknown) => value is T;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
-
-const PARAM_GUARDS: { [K in RequestKind]: Guard<ParamsOf<K>> } = {
+const PARAM_GUARDS: ParamGuards<RequestMap> = {
   status: (p): p is ParamsOf<'status'> => isRecord(p),
   search: (p): p is ParamsOf<'search'> => isRecord(p) && typeof p.query === 'string' && optionalString(p.scope),
   recent: (p): p is ParamsOf<'recent'> => isRecord(p) && typeof p.limit === 'number' && Number.isInteger(p.limit),
   retrieve: (p): p is ParamsOf<'retrieve'> => isRecord(p) && typeof p.subject === 'string',
 };
 
-function isRequestKind(kind: unknown): kind is RequestKind {
-  return typeof kind === 'string' && Object.prototype.hasOwnProperty.call(PARAM_GUARDS, kind);
-}
-
 /** Checks what arrived from the webview; anything malformed is dropped rather than trusted. */
 export function parseWebviewMessage(raw: unknown): WebviewMessage | undefined {
-  if (!isRecord(raw)) return undefined;
-  if (raw.type === 'refresh') return { type: 'refresh' };
-  if (raw.type !== 'request' || typeof raw.id !== 'number' || !isRequestKind(raw.kind)) return undefined;
-  const guard: Guard<unknown> = PARAM_GUARDS[raw.kind];
-  if (!guard(raw.params)) return undefined;
-  return raw as Request;
+  if (isRecord(raw) && raw.type === 'refresh') return { type: 'refresh' };
+  return parseRequest(PARAM_GUARDS, raw);
 }
 
 /** Checks what arrived from the host; other extensions' or VS Code's own messages are ignored. */
 export function parseHostMessage(raw: unknown): HostMessage | undefined {
-  if (!isRecord(raw)) return undefined;
-  if (raw.type === 'changed') return { type: 'changed' };
-  if (raw.type !== 'response' || typeof raw.id !== 'number' || !isRequestKind(raw.kind) || typeof raw.ok !== 'boolean') return undefined;
-  if (raw.ok ? !('result' in raw) : typeof raw.error !== 'string') return undefined;
-  return raw as Response;
+  if (isRecord(raw) && raw.type === 'changed') return { type: 'changed' };
+  return parseResponse(PARAM_GUARDS, raw);
 }

@@ -5,7 +5,9 @@ import { bm25, idf, sortValue, topK, type Ranked, type SearchSort } from './rank
 /**
  * Every searchable aggregate keeps one FTS4 table with this layout, so one scorer serves all:
  * column 0 `body` is the only indexed text; `created_at` (epoch ms) and `scope` are stored
- * but not indexed; further columns are the aggregate's own references.
+ * but not indexed; further columns are the aggregate's own references. searchFts reads the
+ * table's %_docsize and %_stat shadow tables directly, so it must stay plain fts4 (no
+ * matchinfo=fts3, which drops them).
  */
 export function createFtsTableSql(table: string, extraColumns: readonly string[] = []): string {
   const cols = ['body', 'created_at', 'scope', ...extraColumns];
@@ -152,7 +154,8 @@ function fetchMatches(db: Database, table: string, where: string, params: SqlVal
     const row = stmt.get();
     const count = Number(row[0]);
     if (!count) return undefined;
-    const bytes = row[2] as Uint8Array;
+    const raw = row[2] as Uint8Array;
+    const bytes = raw.byteOffset % 4 === 0 ? raw : raw.slice(); // a Uint32Array view needs 4-byte alignment
     const mi = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2); // wasm is little-endian, as is every host node runs on
     const sizes = row[3] instanceof Uint8Array ? row[3] : new Uint8Array(0);
     const docids = parseIntList(String(row[1]), count);

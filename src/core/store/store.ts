@@ -77,6 +77,7 @@ export class Store {
       warnings.push(`${err.message}. It was kept at ${aside} and the memory was rebuilt from the journal.`);
     }
     const db = bytes ? new SQL.Database(bytes) : new SQL.Database();
+    tune(db);
     const store = new Store(db, journal, new FileLock(path.join(home, FILES.lock)), options, home);
     store.warnings.push(...warnings);
     try {
@@ -163,6 +164,7 @@ export class Store {
     if (this.offset === this.snapshotOffset) return;
     // sql.js export closes and reopens the connection; nothing else must hold statements now.
     const data = this.database.export();
+    tune(this.database); // export() reopened the connection with default settings
     writeSnapshot(path.join(this.home, FILES.snapshot), data);
     this.snapshotOffset = this.offset;
   }
@@ -177,6 +179,7 @@ export class Store {
     return this.lock.withLock(() => {
       const old = { database: this.database, offset: this.offset, skipped: this.skippedLines };
       const fresh = new SQL.Database();
+      tune(fresh);
       try {
         migrate(fresh, this.options.modules);
         this.database = fresh;
@@ -250,4 +253,12 @@ export class Store {
     }, this.options.checkpointIdleMs ?? 2_000);
     this.checkpointTimer.unref();
   }
+}
+
+/**
+ * sql.js's default page cache is 2 MB; common-word searches over a large index re-read the
+ * same FTS segments, and a 64 MB cache cut their time by about a quarter in the bench.
+ */
+function tune(db: Database): void {
+  db.exec('PRAGMA cache_size = -65536');
 }

@@ -4,6 +4,16 @@ import o200k from 'js-tiktoken/ranks/o200k_base';
 let encoder: Tiktoken | undefined;
 
 /**
+ * Building the o200k tables takes most of a second; long-lived processes (the extension host,
+ * the MCP server) call this once they are idle after start, so no tool call pays for it.
+ */
+export function warmTokenizer(delayMs = 0): void {
+  setTimeout(() => {
+    encoder ??= new Tiktoken(o200k);
+  }, delayMs).unref();
+}
+
+/**
  * Token counts from a real BPE tokenizer (o200k, the GPT-4o family's), because budgets that
  * a model reads must be in the unit the model pays in, not characters ÷ 4.
  */

@@ -59,13 +59,18 @@ export function factsByIds(db: Database, ids: readonly string[]): Map<string, Fa
   return new Map(rows.map((r) => [`fact:${String(r.id)}`, toFact(r)]));
 }
 
-/** Current rule/policy/approval facts, newest first. */
+/**
+ * Current rule/policy/approval facts, newest first. One indexed "newest n" read per rule
+ * predicate, merged here: an IN over the predicates would sort every rule in the store.
+ */
 export function ruleFacts(db: Database, scope: string | undefined, limit: number): (FactItem & Keyed)[] {
-  const where = new Conditions(`predicate_key IN (${RULE_PREDICATES.map(() => '?').join(',')})`, ...RULE_PREDICATES)
-    .add('superseded_at IS NULL')
-    .add('retired_at IS NULL')
-    .addIf(scope, 'scope = ?');
-  return queryRows(db, `SELECT ${FACT_COLUMNS} FROM facts WHERE ${where.sql} ORDER BY recorded_at DESC, id DESC LIMIT ?`, [...where.params, limit]).map(toFact);
+  const rows: Record<string, SqlValue>[] = [];
+  for (const predicate of RULE_PREDICATES) {
+    const where = new Conditions('predicate_key = ?', predicate).add('superseded_at IS NULL').add('retired_at IS NULL').addIf(scope, 'scope = ?');
+    rows.push(...queryRows(db, `SELECT ${FACT_COLUMNS} FROM facts WHERE ${where.sql} ORDER BY recorded_at DESC LIMIT ?`, [...where.params, limit]));
+  }
+  rows.sort((a, b) => Number(b.recorded_at) - Number(a.recorded_at) || (String(a.id) < String(b.id) ? 1 : -1));
+  return rows.slice(0, limit).map(toFact);
 }
 
 export function recentFacts(db: Database, scope: string | undefined, limit: number): (FactItem & Keyed)[] {

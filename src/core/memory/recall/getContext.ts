@@ -7,7 +7,8 @@ import { scopeProblem } from '../scope';
 import { firstTokens } from '../../text/tokens';
 import { ContextPacker, cachedTokens } from './contextPacker';
 import { chunksByDocids, entriesByIds, factsByIds, historyOf, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type Keyed, type NoteItem } from './contextRows';
-import { asksPermission, contentWords } from './queryWords';
+import { DocumentCounts, prunedWords } from './queryPruning';
+import { asksPermission, contentWords, RULE_PREDICATES } from './queryWords';
 
 export interface GetContextInput {
   query?: string | undefined;
@@ -22,13 +23,15 @@ const HISTORY_PER_FACT = 5;
 /** A note that does not fit whole is shown cut (and marked so) only when at least this much budget is left. */
 const MIN_TOKENS_FOR_EXCERPT = 80;
 const GIVE_UP_AFTER_MISSES = 6;
+/** Rules that share no word with a permission question: the newest this many are candidates. */
+const RULES_UNMATCHED = 50;
 
 /**
  * get_context: current facts first (standing rules first of all when the request asks whether
  * something may be done), then the closest notes by the one scorer, packed into the token
  * budget by measuring. Without a query: a compact profile of current memory, newest first.
  */
-export function getContext(store: Store, index: () => { stale: boolean; changed_files: number }, input: GetContextInput): object | Refusal {
+export function getContext(store: Store, index: () => { stale: boolean; changed_files: number }, input: GetContextInput, counts = new DocumentCounts()): object | Refusal {
   if (input.scope !== undefined) {
     const bad = scopeProblem(input.scope);
     if (bad) return refuse(bad);
@@ -36,7 +39,7 @@ export function getContext(store: Store, index: () => { stale: boolean; changed_
   const maxTokens = input.max_tokens ?? MAX_TOKENS_DEFAULT;
   const db = store.db;
   const words = input.query === undefined ? [] : contentWords(input.query);
-  const candidates = words.length ? byQuery(db, store.now, words, input.query as string, input.scope, maxTokens) : profile(db, input.scope);
+  const candidates = words.length ? byQuery(db, store.now, words, input.query as string, input.scope, maxTokens, counts) : profile(db, input.scope);
   const indexState = index();
   const mode = words.length ? 'query' : 'profile';
 
@@ -92,10 +95,11 @@ interface Candidates {
   unranked: number;
 }
 
-function byQuery(db: Database, now: number, words: string[], query: string, scope: string | undefined, maxTokens: number): Candidates {
+function byQuery(db: Database, now: number, words: string[], query: string, scope: string | undefined, maxTokens: number, counts: DocumentCounts): Candidates {
   // Enough candidates to fill the largest budget with short items; more would only cost time.
   const limit = Math.min(150, Math.max(40, Math.ceil(maxTokens / 25)));
-  const found = searchFts(db, MEMORY_FTS, { query: words.join(' '), limit, sort: 'hybrid', scope, now, anyPhrase: true });
+  const { kept } = prunedWords(db, MEMORY_FTS, words, counts);
+  const found = searchFts(db, MEMORY_FTS, { query: kept.join(' '), limit, sort: 'hybrid', scope, now, anyPhrase: true });
   const hits = found.ok ? found.hits : [];
   const docids = hits.map((h) => h.docid);
   const refs = new Map(
@@ -116,13 +120,13 @@ function byQuery(db: Database, now: number, words: string[], query: string, scop
   }
   const unranked = found.ok ? found.total - hits.length : 0;
   if (!asksPermission(query)) return { facts: factList, notes, rulesFirst: false, unranked };
-  // Rules that share the request's words lead, then the rest newest first.
-  const rules = ruleFacts(db, scope, 200);
-  const wordSet = new Set(words);
-  const overlap = (f: FactItem) => contentWords(`${f.subject} ${f.object}`).filter((w) => wordSet.has(w)).length;
-  const ranked = rules.map((f, i) => ({ f, o: overlap(f), i })).sort((a, b) => b.o - a.o || a.i - b.i).map((x) => x.f);
-  const ruleIds = new Set(ranked.map((f) => f.id));
-  return { facts: [...ranked, ...factList.filter((f) => !ruleIds.has(f.id))], notes, rulesFirst: ranked.length > 0, unranked };
+  // Rules that share the request's words lead (in the scorer's order), then the newest others.
+  const isRule = (f: FactItem & Keyed) => RULE_PREDICATES.includes(f.key.split('\u0000')[1] as string);
+  const matched = factList.filter(isRule);
+  const seen = new Set(matched.map((f) => f.id));
+  const rules = [...matched, ...ruleFacts(db, scope, RULES_UNMATCHED).filter((f) => !seen.has(f.id))];
+  const ruleIds = new Set(rules.map((f) => f.id));
+  return { facts: [...rules, ...factList.filter((f) => !ruleIds.has(f.id))], notes, rulesFirst: rules.length > 0, unranked };
 }
 
 function profile(db: Database, scope: string | undefined): Candidates {

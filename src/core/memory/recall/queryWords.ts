@@ -8,7 +8,9 @@
 const STOP = new Set(
   (
     'a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours yourself yourselves ' +
-    "i'm i've it's don't doesn't let's tell know please need want get got also us may might must shall ok okay"
+    'tell know please need want get got also us may might must shall ok okay ' +
+    // What contractions leave once the apostrophe splits them, as the index splits them.
+    'don doesn didn isn aren wasn weren won wouldn couldn shouldn can cannot ll ve re'
   ).split(/\s+/),
 );
 
@@ -18,9 +20,10 @@ const MAX_WORDS = 24;
 export function contentWords(text: string): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
-  for (const m of text.toLowerCase().matchAll(/[\p{L}\p{N}_][\p{L}\p{N}\p{M}_'’-]*/gu)) {
-    const word = m[0].replace(/[’']/g, "'").replace(/^['-]+|['-]+$/g, '');
-    if (!word || STOP.has(word) || seen.has(word)) continue;
+  // The same word boundaries the query parser and the index use: "chat-helpers" is two words.
+  for (const m of text.toLowerCase().matchAll(/[\p{L}\p{N}\p{M}_]+/gu)) {
+    const word = m[0];
+    if (STOP.has(word) || seen.has(word)) continue;
     if (word.length === 1 && !/\p{N}/u.test(word) && !/[^\p{Script=Latin}]/u.test(word)) continue;
     seen.add(word);
     out.push(word);

@@ -7,6 +7,7 @@ import type { VaultService } from '../vault/vaultService';
 import { getContext, type GetContextInput } from './getContext';
 import { lookupEntity } from './lookupEntity';
 import { memoryMap, type MemoryMapInput } from './memoryMap';
+import { DocumentCounts } from './queryPruning';
 import { readMemory } from './readMemory';
 import { searchHistory, type SearchHistoryInput } from './searchHistory';
 import { searchMemory, type SearchMemoryInput } from './searchMemory';
@@ -18,6 +19,8 @@ import { searchMemory, type SearchMemoryInput } from './searchMemory';
  * index, so a tool module sees one service.
  */
 export class RecallService {
+  private readonly counts = new DocumentCounts();
+
   constructor(
     private readonly store: Store,
     readonly vault: VaultService,
@@ -25,7 +28,7 @@ export class RecallService {
   ) {}
 
   getContext(input: GetContextInput): object | Refusal {
-    return getContext(this.store, () => this.vault.index(), input);
+    return getContext(this.store, () => this.vault.index(), input, this.counts);
   }
 
   searchMemory(input: SearchMemoryInput): Promise<object | Refusal> {

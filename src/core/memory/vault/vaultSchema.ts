@@ -94,7 +94,7 @@ export const VAULT_MIGRATION = `
   CREATE INDEX notes_by_path ON notes(path);
   CREATE INDEX notes_by_time ON notes(created_at);
   CREATE INDEX notes_by_fact ON notes(fact_id);
-  CREATE INDEX facts_by_predicate ON facts(predicate_key, superseded_at);
+  CREATE INDEX facts_by_predicate ON facts(predicate_key, superseded_at, recorded_at);
   CREATE INDEX facts_by_time ON facts(recorded_at);
   CREATE TABLE vault_files (
     id TEXT PRIMARY KEY,

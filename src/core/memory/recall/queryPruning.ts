@@ -1,0 +1,83 @@
+import { queryScalar, type Database } from '../../store/sqlite';
+
+/**
+ * The words of a request that are worth a search. An any-word query over a sentence matches
+ * most of the store through its commonest words, and scoring every match is what a
+ * get_context spends its time on (a word in 40% of 70,000 memories is 28,000 rows to score).
+ * Those words carry almost no BM25 weight — their idf is near the floor — so leaving them out
+ * barely moves the top of the ranking. Words are taken rarest first while the documents they
+ * can match stay under a budget; the rarest word is always kept.
+ */
+export const MATCH_BUDGET = 4_000;
+
+/**
+ * Document counts per word, kept for a while: requests repeat their common words, and a count a
+ * few writes old decides which words to search just as well. One cache per store.
+ */
+export class DocumentCounts {
+  private readonly counts = new Map<string, { n: number; at: number }>();
+
+  constructor(private readonly ttlMs = 30_000) {}
+
+  of(db: Database, table: string, words: readonly string[]): number[] | undefined {
+    const now = performance.now();
+    const key = (w: string) => `${table}\u0000${w}`;
+    const missing = words.filter((w) => {
+      const c = this.counts.get(key(w));
+      return !c || now - c.at > this.ttlMs;
+    });
+    if (missing.length) {
+      const fresh = documentCounts(db, table, missing);
+      if (!fresh) return undefined;
+      if (this.counts.size > 20_000) this.counts.clear();
+      // A word no memory holds yet is not remembered as such: the next save may hold it.
+      missing.forEach((w, i) => {
+        if (fresh[i]) this.counts.set(key(w), { n: fresh[i] as number, at: now });
+      });
+    }
+    return words.map((w) => this.counts.get(key(w))?.n ?? 0);
+  }
+}
+
+export function prunedWords(db: Database, table: string, words: readonly string[], cache: DocumentCounts): { kept: string[]; dropped: string[] } {
+  if (words.length <= 1) return { kept: [...words], dropped: [] };
+  const df = cache.of(db, table, words);
+  if (!df) return { kept: [...words], dropped: [] };
+  const order = words.map((w, i) => ({ w, n: df[i] ?? 0 })).sort((a, b) => a.n - b.n);
+  const kept: string[] = [];
+  const dropped: string[] = [];
+  let budget = 0;
+  let matching = 0;
+  for (const { w, n } of order) {
+    // A word that matches nothing costs nothing to search for (and may be brand new); the
+    // rarest word that matches something is always searched.
+    if (n > 0 && matching > 0 && budget + n > MATCH_BUDGET) {
+      dropped.push(w);
+      continue;
+    }
+    kept.push(w);
+    budget += n;
+    if (n > 0) matching++;
+  }
+  return { kept, dropped };
+}
+
+/**
+ * Documents holding each word, in one statement: matchinfo 'x' on any one matching row reports,
+ * for every phrase, the number of documents with a hit across the whole table (read from the
+ * doclists, no row visited).
+ */
+function documentCounts(db: Database, table: string, words: readonly string[]): number[] | undefined {
+  const match = words.map((w) => `"${w.replace(/"/g, '')}"`).join(' OR ');
+  const hex = queryScalar(db, `SELECT hex(matchinfo(${table}, 'pcx')) FROM ${table} WHERE ${table} MATCH ? LIMIT 1`, [match]);
+  if (typeof hex !== 'string') return undefined;
+  const int = (i: number) => {
+    const at = i * 8;
+    return (parseInt(hex.slice(at, at + 2), 16) | (parseInt(hex.slice(at + 2, at + 4), 16) << 8) | (parseInt(hex.slice(at + 4, at + 6), 16) << 16) | (parseInt(hex.slice(at + 6, at + 8), 16) << 24)) >>> 0;
+  };
+  const phrases = int(0);
+  const cols = int(1);
+  if (phrases !== words.length) return undefined;
+  // 'x': three values per phrase and column; the third is "documents with a hit", column 0 is the body.
+  return words.map((_, p) => int(2 + 3 * (p * cols) + 2));
+}
