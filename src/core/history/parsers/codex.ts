@@ -1,4 +1,5 @@
 import type { EventKind, ParsedEvent, ParsedSession, ParseProblem, ParseResult, TranscriptParser } from '../parsedSession';
+import { asEpochMs as time, asString as str, forEachJsonLine, isRecord as isRec, type JsonRecord as Rec } from './json';
 
 /**
  * Codex CLI rollouts: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`.
@@ -20,7 +21,6 @@ import type { EventKind, ParsedEvent, ParsedSession, ParseProblem, ParseResult, 
  * Lines carry no ids, so keys are positions (`line:<n>`); rollouts are append-only.
  */
 
-type Rec = Record<string, unknown>;
 type Draft = Omit<ParsedEvent, 'key' | 'runKey' | 'at'> & { prompt?: boolean };
 
 const WRAPPED = new Set(['session_meta', 'turn_context', 'response_item', 'event_msg', 'compacted']);
@@ -60,19 +60,7 @@ class CodexReader {
   constructor(private readonly file: string) {}
 
   read(text: string): ParseResult {
-    text.split('\n').forEach((raw, i) => {
-      const line = (i === 0 ? raw.replace(/^\uFEFF/, '') : raw).replace(/\r$/, '');
-      if (!line.trim()) return;
-      let rec: unknown;
-      try {
-        rec = JSON.parse(line);
-      } catch (e) {
-        this.problems.push({ file: this.file, line: i + 1, reason: `not JSON: ${e instanceof Error ? e.message : String(e)}` });
-        return;
-      }
-      if (isRec(rec)) this.record(rec, i + 1);
-      else this.problems.push({ file: this.file, line: i + 1, reason: 'not a JSON object' });
-    });
+    forEachJsonLine(this.file, text, this.problems, (rec, n) => this.record(rec, n));
     return { sessions: this.session(), problems: this.problems, unknownTypes: this.unknownTypes };
   }
 
@@ -283,17 +271,4 @@ function promptTitle(text: string): string | undefined {
   const plain = text.replace(/\s+/g, ' ').trim();
   const chars = [...plain];
   return !plain ? undefined : chars.length > 80 ? chars.slice(0, 79).join('') + '…' : plain;
-}
-
-function isRec(v: unknown): v is Rec {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}
-
-function time(v: unknown): number | undefined {
-  const t = typeof v === 'string' ? Date.parse(v) : typeof v === 'number' ? v : NaN;
-  return Number.isFinite(t) ? t : undefined;
 }

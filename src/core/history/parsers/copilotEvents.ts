@@ -16,7 +16,7 @@
  * - parentKey is the nearest earlier line (by `parentId`) that produced an event.
  */
 import type { HistorySource, ParsedEvent, ParseProblem, ParseResult, TranscriptParser } from '../parsedSession';
-import { asArray, asEpochMs, asNonEmptyString, asRecord, asString, bump, compactJson, tryParseJson, type JsonRecord } from './json';
+import { asArray, asEpochMs, asNonEmptyString, asRecord, asString, bump, compactJson, forEachJsonLine, tryParseJson, type JsonRecord } from './json';
 
 const SILENT = new Set([
   'assistant.turn_start', 'assistant.turn_end', 'assistant.usage', 'assistant.message_delta', 'assistant.message_start',
@@ -182,13 +182,7 @@ function parseLines(file: string, lines: Line[], problems: ParseProblem[], unkno
 function readLines(file: string, text: string, problems: ParseProblem[]): Line[] {
   const out: Line[] = [];
   const seen = new Set<string>();
-  text.split('\n').forEach((raw, idx) => {
-    const n = idx + 1;
-    if (raw.trim() === '') return;
-    const parsed = tryParseJson(raw);
-    if (!parsed.ok) return void problems.push({ file, line: n, reason: `unparseable line: ${parsed.error}` });
-    const rec = asRecord(parsed.value);
-    if (!rec) return void problems.push({ file, line: n, reason: 'line is not a JSON object' });
+  forEachJsonLine(file, text, problems, (rec, n) => {
     // Position keys stand in for a missing or repeated id: the file only grows, so positions hold.
     let id = asNonEmptyString(rec.id) ?? `line:${n}`;
     if (seen.has(id)) id = `${id}#line:${n}`;

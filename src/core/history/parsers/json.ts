@@ -4,6 +4,8 @@
  * of throwing halfway through a session.
  */
 
+import type { ParseProblem } from '../parsedSession';
+
 export type JsonRecord = Record<string, unknown>;
 
 export function isRecord(v: unknown): v is JsonRecord {
@@ -65,4 +67,21 @@ export function tryParseJson(text: string): { ok: true; value: unknown } | { ok:
 
 export function bump(counts: Record<string, number>, key: string): void {
   counts[key] = (counts[key] ?? 0) + 1;
+}
+
+/**
+ * Calls `onRecord` for every JSON-object line of a JSONL text with its 1-based line number. A
+ * blank line is skipped; a line that is not JSON, or not an object, becomes a problem naming
+ * the file and line, and reading goes on. A leading BOM and CRLF endings are tolerated.
+ */
+export function forEachJsonLine(file: string, text: string, problems: ParseProblem[], onRecord: (rec: JsonRecord, line: number) => void): void {
+  text.split('\n').forEach((raw, i) => {
+    const line = (i === 0 ? raw.replace(/^\uFEFF/, '') : raw).replace(/\r$/, '');
+    if (!line.trim()) return;
+    const parsed = tryParseJson(line);
+    if (!parsed.ok) return void problems.push({ file, line: i + 1, reason: `not JSON: ${parsed.error}` });
+    const rec = asRecord(parsed.value);
+    if (!rec) return void problems.push({ file, line: i + 1, reason: 'not a JSON object' });
+    onRecord(rec, i + 1);
+  });
 }
