@@ -1,27 +1,32 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { openServices, type Services } from '../src/core/services';
+import { openServices } from '../src/core/services';
 import { loadSqlJs } from '../src/core/store/sqlite';
 import { countTokens } from '../src/core/text/tokens';
-import { bulkLoad } from './bulkLoad';
-import { chooseQueries, defaultFixturesDir, documentFrequencies, loadVocabulary, messageGenerator, type Vocabulary } from './corpus';
-import { Rng } from './rng';
-import { buildBaselines, runSearchBench } from './searchBench';
-import { runDiag, runRememberDiag } from './diag';
-import { coldOpenBench, rememberInputs, rememberInterleaved, rememberWithoutFsync, snapshotSize, summarize, type RememberTimings } from './storeBench';
-import { heading, mb, median, ms, note, nowMs, progress, ratio, result } from './stats';
+import { parseSections, type BenchContext } from './context';
+import { runContextSection } from './contextBench';
+import { importChild } from './importChild';
+import { printImport, runImport } from './importBench';
+import { runLcmSection } from './lcmBench';
+import { runMemorySections } from './memorySections';
+import { nativeImportChild } from './nativeImport';
+import { heading, ms, nowMs, result } from './stats';
 
 /**
  * `npm run bench`: prints figures and ratios against baselines measured in the same run.
  * Nothing asserts; every figure has its goal and PASS/MISS beside it.
  *
- *   node --expose-gc dist/bench.js [--scale 0.2] [--rounds 9] [--remember 1000] [--keep]
+ *   node --expose-gc dist/bench.js [--only remember,open,search,import,lcm,context] [--keep]
+ *     sections 1–3: [--scale 0.2] [--rounds 9] [--remember 1000]
+ *     section 4–5:  [--import-mb 100] (transcripts to import; lcm_grep runs over the same store)
+ *     section 6:    [--facts 50000] [--notes 20000]
  *
- * --scale shrinks the corpus (quick runs), --keep leaves the stores in the temp folder,
- * --diag [--reuse <dir>] [--remember-only] prints the diagnosis tables (bench/diag.ts) instead:
- * search_text and searchFts step by step, alternative SQL shapes, and remember's CPU path.
- * Children: --child open|read|tokens|wasm <path> (used by the cold-open measurement).
+ * --only runs some sections (names above, comma-separated); --keep leaves the stores in the
+ * temp folder; --diag prints diagnosis tables: for sections 1–3 instead of the figures
+ * (search_text and searchFts step by step, alternative SQL shapes, remember's CPU path;
+ * with --reuse <dir> [--remember-only]), for sections 4–6 beside them.
+ * Children: --child open|read|tokens|wasm|import|native-import <path> (fresh-process measurements).
  */
 
 const WASM = path.join(__dirname, 'sql-wasm.wasm');
@@ -30,10 +35,6 @@ const SEED = 20260101;
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
-}
-
-function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
 }
 
 async function child(): Promise<void> {
@@ -71,183 +72,55 @@ async function child(): Promise<void> {
     console.log(JSON.stringify({ wasmMs: nowMs() - t0 }));
     return;
   }
+  if (mode === 'import') {
+    const [, , , , home, root, wasm] = process.argv;
+    console.log(JSON.stringify(await importChild(home as string, root as string, wasm as string)));
+    return;
+  }
+  if (mode === 'native-import') {
+    const [, , , , dbFile, root] = process.argv;
+    console.log(JSON.stringify(nativeImportChild(dbFile as string, root as string)));
+    return;
+  }
   throw new Error(`unknown child mode ${mode}`);
 }
 
 async function bench(): Promise<void> {
   const t0 = nowMs();
+  const want = parseSections(process.argv);
   const loadStart = os.loadavg();
-  const scale = arg('scale', 1);
-  const rounds = arg('rounds', 9);
-  const rememberCalls = arg('remember', 1000);
-  const messages = Math.round(100_000 * scale);
-  const facts = Math.round(5_000 * scale);
   // --reuse <dir> keeps and reuses the stores of an earlier --keep run (for diagnosis only).
   const reuseArg = process.argv.indexOf('--reuse');
   const reuse = reuseArg > 0 ? process.argv[reuseArg + 1] : undefined;
   const tmp = reuse ?? fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-bench-'));
-  const verdicts: [string, boolean][] = [];
-  let big: Services | undefined;
-  let small: Services | undefined;
-  let baselines: ReturnType<typeof buildBaselines> | undefined;
+  const ctx: BenchContext = {
+    tmp, reuse, wasm: WASM, seed: SEED, script: __filename,
+    diag: process.argv.includes('--diag'),
+    want: (s) => want.has(s),
+    arg,
+    verdicts: [],
+  };
+  console.log(`Recollect benchmark — node ${process.version}, ${os.cpus().length}× ${os.cpus()[0]?.model ?? 'cpu'}, ${os.platform()} ${os.release()}`);
+  console.log(`load average at start ${loadStart.map((l) => l.toFixed(2)).join(' ')} (other work on this machine skews every figure); sections: ${[...want].join(', ')}`);
   try {
-    // ---- corpus --------------------------------------------------------------------------
-    const fixtures = defaultFixturesDir();
-    const vocab = loadVocabulary(fixtures, new Rng(SEED));
-    const gen = messageGenerator(vocab, new Rng(SEED + 1));
-    const corpus: string[] = [];
-    for (let i = 0; i < messages; i++) corpus.push(gen.next());
-    const chars = corpus.reduce((a, m) => a + m.length, 0);
-    const words = corpus.reduce((a, m) => a + m.split(/\s+/).length, 0);
-    const df = documentFrequencies(corpus);
-    const queries = chooseQueries(df, messages, vocab, new Rng(SEED + 2));
-    const factWords = vocab.words.slice(100, 4000);
-    progress(`corpus: ${messages} messages, ${mb(chars)}, ${(words / messages).toFixed(0)} words avg; vocabulary ${vocab.words.length} (${vocab.realWords} real)`);
-
-    // ---- the two stores: ~1 MB and ~200 MB, bulk-loaded, checkpointed, closed --------------
-    const stmtRng = new Rng(SEED + 3);
-    const stmtGen = messageGenerator(vocab, stmtRng);
-    const statement = () => {
-      const w = stmtGen.next().split(' ');
-      return w.slice(0, stmtRng.int(8, 60)).join(' ');
-    };
-    const smallHome = path.join(tmp, 'small');
-    fs.rmSync(smallHome, { recursive: true, force: true });
-    const smallCorpus = messageGenerator(vocab, new Rng(SEED + 4));
-    await buildStore(smallHome, Array.from({ length: 430 }, () => smallCorpus.next()), 430, 20, factWords, new Rng(SEED + 5));
-    const smallSize = snapshotSize(smallHome);
-    const bigHome = path.join(tmp, 'big');
-    progress(`building the big store: ${messages} messages + ${facts} facts (+${facts} superseded) through SQL in one transaction`);
-    const tb = nowMs();
-    if (!reuse || !fs.existsSync(path.join(bigHome, 'store.sqlite'))) {
-      await buildStore(bigHome, corpus, messages, facts, factWords, new Rng(SEED + 7), (d) => progress(`  bulk insert ${d}`));
+    if (want.has('remember') || want.has('open') || want.has('search')) await runMemorySections(ctx);
+    if (want.has('import') || want.has('lcm')) {
+      const stage = runImport(ctx, want.has('import'));
+      if (want.has('import')) printImport(ctx, stage);
+      else console.log(`\n(section 4 not selected: imported ${stage.ours.events.toLocaleString('en-US')} events from ${(stage.raw.bytes / 1048576).toFixed(1)} MB of transcripts in ${ms(stage.ours.importMs)} for section 5)`);
+      if (want.has('lcm')) await runLcmSection(ctx, stage);
     }
-    const buildMs = nowMs() - tb;
-    corpus.length = 0;
-    gc();
-    const bigSize = snapshotSize(bigHome);
-    progress(`big store: ${mb(bigSize)} in ${ms(buildMs)}; reopening through openServices`);
-    big = await openServices({ home: bigHome, wasmPath: WASM });
-    if (process.argv.includes('--diag')) {
-      const texts = Array.from({ length: 1000 }, statement);
-      await runRememberDiag(WASM, path.join(smallHome, 'store.sqlite'), texts);
-      await runRememberDiag(WASM, path.join(bigHome, 'store.sqlite'), texts);
-      await runRememberDiag(WASM, path.join(bigHome, 'store.sqlite'), texts, 8);
-      await runRememberDiag(WASM, path.join(bigHome, 'store.sqlite'), texts, 2);
-      if (!process.argv.includes('--remember-only')) runDiag(big, queries, arg('diag-runs', 5));
-      return;
-    }
-
-    // ---- 3. search (before remember adds rows, so FTS5 holds exactly the same rows) -------
-    progress('search: building the FTS5 baseline (better-sqlite3) and the ripgrep text file');
-    baselines = buildBaselines(big, tmp);
-    gc();
-    const search = runSearchBench(big, baselines, queries, rounds);
-
-    // ---- 2. cold open ---------------------------------------------------------------------
-    progress('cold open: fresh child processes');
-    const cold = coldOpenBench(__filename, bigHome, queries[5]?.text ?? 'error', 3);
-
-    // ---- 1. remember on both stores, interleaved with the bare fsync -----------------------
-    small = await openServices({ home: smallHome, wasmPath: WASM });
-    progress(`remember: ${rememberCalls} calls on each store (${mb(smallSize)} and ${mb(bigSize)}), interleaved with a bare fsync`);
-    gc();
-    const rem = await rememberInterleaved(small, big, rememberInputs(rememberCalls + 50, new Rng(SEED + 6), statement, factWords), tmp, 50);
-    const smallT = rem.small;
-    const bigT = rem.big;
-    const fsync = rem.floor;
-    const [cpuSmall, cpuBig] = await rememberWithoutFsync([small, big], rememberInputs(300, new Rng(SEED + 8), statement, factWords));
-
-    // ---- print -----------------------------------------------------------------------------
-    console.log(`Recollect benchmark — node ${process.version}, ${os.cpus().length}× ${os.cpus()[0]?.model ?? 'cpu'}, ${os.platform()} ${os.release()}`);
-    console.log(`load average at start ${loadStart.map((l) => l.toFixed(2)).join(' ')}, at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on this machine skews every figure)`);
-    console.log(`seed ${SEED}; stores under ${tmp}; fixtures ${fixtures} (${vocab.fixtureFiles} files, ${vocab.fixtureChars.toLocaleString('en-US')} chars of text)`);
-    console.log(`corpus: ${messages.toLocaleString('en-US')} messages (20–400 words, median ~65, mean ${(words / messages).toFixed(0)}), ${mb(chars)}; Zipf s=1.07 over ${vocab.words.length.toLocaleString('en-US')} words (${vocab.realWords.toLocaleString('en-US')} from the transcripts, the rest identifier-like), 30% verbatim transcript runs`);
-
-    heading('1. remember latency (MemoryService.remember, journal append + fdatasync)');
-    const f = summarize(fsync);
-    result('floor: write+fdatasync of a 400 B line p50/p99', `${ms(f.p50)} / ${ms(f.p99)}`);
-    const printRemember = (label: string, size: number, t: RememberTimings) => {
-      const a = summarize(t.all);
-      const n = summarize(t.notes);
-      const fa = summarize(t.facts);
-      result(`${label} (${mb(size)}) all p50/p99`, `${ms(a.p50)} / ${ms(a.p99)}`, 'p99 ≤ 5 ms', a.p99 <= 5);
-      result(`  notes (${t.notes.length}, 1 fsync) p50/p99`, `${ms(n.p50)} / ${ms(n.p99)}`, 'p99 ≤ 5 ms', n.p99 <= 5);
-      result(`  facts+statement (${t.facts.length}, 2 fsyncs) p50/p99`, `${ms(fa.p50)} / ${ms(fa.p99)}`, 'p99 ≤ 5 ms', fa.p99 <= 5);
-      return a;
-    };
-    const sa = printRemember('small store', smallSize, smallT);
-    const ba = printRemember('big store', bigSize, bigT);
-    const growth = ba.p99 / sa.p99;
-    result('p99 big / p99 small', ratio(growth), '≤ 1.20×', growth <= 1.2);
-    result('p50 over the fsync floor, small / big', `${ratio(sa.p50 / f.p50)} / ${ratio(ba.p50 / f.p50)}`);
-    const cs = summarize(cpuSmall ?? []);
-    const cb = summarize(cpuBig ?? []);
-    result('diagnostic: remember with fdatasync stubbed, small', `${ms(cs.p50)} / ${ms(cs.p99)}`);
-    result('diagnostic: remember with fdatasync stubbed, big', `${ms(cb.p50)} / ${ms(cb.p99)}`);
-    const se = summarize(rem.emptySmall);
-    const be = summarize(rem.emptyBig);
-    result('commit with no operation (lock + catch-up) small', `${ms(se.p50)} / ${ms(se.p99)}`);
-    result('commit with no operation (lock + catch-up) big', `${ms(be.p50)} / ${ms(be.p99)}`);
-    note(`${rememberCalls} measured calls per store after 50 warm-up calls, interleaved with the bare fsync in rotating order; 75% notes, 25% facts with a statement (fact + note = 2 commits).`);
-    note(`big store built in ${ms(buildMs)} by bulk SQL insert, checkpointed, closed and reopened via openServices.`);
-    verdicts.push(['remember p99 ≤ 5 ms (small)', sa.p99 <= 5], ['remember p99 ≤ 5 ms (big)', ba.p99 <= 5], ['remember p99 big/small ≤ 1.2×', growth <= 1.2]);
-
-    heading(`2. cold open of the ${mb(bigSize)} store (fresh process, warm page cache)`);
-    const open = median(cold.openPlusQuery);
-    const read = median(cold.read);
-    result('fs.readFileSync of store.sqlite p50', ms(read));
-    result('openServices p50', ms(median(cold.open)));
-    result('first search_text after open p50', ms(median(cold.firstQuery)));
-    result('open + first query p50', ms(open));
-    result('open + first query / readFileSync', ratio(open / read), '≤ 2.00×', open / read <= 2);
-    result('  of which: sql.js wasm load (own process) p50', ms(median(cold.wasm)));
-    result('  of which: o200k tokenizer init (own process) p50', ms(median(cold.tokenizerInit)));
-    result('second search_text (same process) p50', ms(median(cold.secondQuery)));
-    result('child process wall time incl. node start p50', ms(median(cold.childWall)));
-    note(`median of ${cold.read.length} runs each, alternating; the page cache could not be dropped, so both are warm-cache figures.`);
-    verdicts.push(['cold open ≤ 2× readFileSync', open / read <= 2]);
-
-    search.print();
-    const sr = search.summary.p50Service / search.summary.p50Fts5;
-    verdicts.push(
-      ['search_text p50 ≤ 1.5× FTS5', sr <= 1.5],
-      ['searchFts p50 ≤ 1.5× FTS5 rank-only', search.summary.p50Scorer / search.summary.p50Fts5Rank <= 1.5],
-      ['top-20 same as FTS5 up to ties ≥ 95%', search.summary.overlapTies >= 0.95],
-      ['ranking identical to the reference scorer', search.summary.identical === search.summary.cases],
-    );
+    if (want.has('context')) await runContextSection(ctx);
 
     heading('summary');
-    for (const [label, ok] of verdicts) result(label, ok ? 'PASS' : 'MISS');
-    console.log(`\ntotal bench time ${ms(nowMs() - t0)}`);
+    for (const [label, ok] of ctx.verdicts) result(label, ok ? 'PASS' : 'MISS');
+    console.log(`\nload average at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(`total bench time ${ms(nowMs() - t0)}`);
   } finally {
-    baselines?.fts5.close();
-    for (const s of [small, big]) {
-      try {
-        s?.store.close();
-      } catch {
-        // best effort on the way out
-      }
-    }
     if (process.argv.includes('--keep') || reuse) console.log(`kept ${tmp}`);
     else fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
-
-/** Bulk-loads a store, seals it with one journaled write so checkpoint() exports it, and closes it. */
-async function buildStore(home: string, messages: string[], count: number, facts: number, factWords: readonly string[], rng: Rng, onProgress?: (n: number) => void): Promise<void> {
-  const s = await openServices({ home, wasmPath: WASM });
-  try {
-    bulkLoad(s.store.db, messages, count, facts, factWords, rng, onProgress);
-    // checkpoint() only exports when the journal moved past the snapshot; one real write moves it.
-    await s.memory.remember({ statement: 'benchmark store sealed' }, 'bench');
-    s.store.checkpoint();
-  } finally {
-    s.store.close();
-  }
-}
-
-export type { Vocabulary };
 
 const run = process.argv[2] === '--child' ? child() : bench();
 run.catch((err: unknown) => {

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isRefusal } from '../core/refusal';
 import { openServices, type Services } from '../core/services';
@@ -24,6 +25,7 @@ const USAGE = `recollect — durable local memory for coding agents
   recollect serve [--port N]             serve MCP over Streamable HTTP on 127.0.0.1 (default port ${DEFAULT_PORT}),
                                          bearer token in <store>/mcp-http-token
   recollect manifest                     print contributes.languageModelTools
+  recollect restore <export.md>          read an export_memory document (pages concatenated) into an empty store
 
 Store: RECOLLECT_HOME, else ~/.recollect`;
 
@@ -44,6 +46,16 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(JSON.stringify({ ...report, summaries }, null, 2) + '\n');
         return EXIT.answered;
       });
+    case 'restore': {
+      const file = rest[0];
+      if (!file) return usage('recollect restore <export.md>');
+      const document = fs.readFileSync(file, 'utf8');
+      return withServices(async (s) => {
+        const report = await s.transfer.restore(document);
+        process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+        return isRefusal(report) ? EXIT.refused : EXIT.answered;
+      });
+    }
     case 'tools':
       for (const t of TOOLS) process.stdout.write(`${t.name}\t${t.family}\t${t.displayName}\n`);
       return EXIT.answered;

@@ -26,9 +26,11 @@ import { rulesModule } from './rules/rulesSchema';
 import { RulesService } from './rules/rulesService';
 import type { StoreModule } from './store/schema';
 import { Store, type StoreOptions } from './store/store';
+import { transferModule } from './transfer/transferSchema';
+import { TransferService } from './transfer/transferService';
 
 /** Every aggregate's tables and operations; the store applies journal lines through these. */
-export const STORE_MODULES: readonly StoreModule[] = [memoryModule, historyModule, errorModule, requestsModule, lcmModule, chaptersModule, rulesModule];
+export const STORE_MODULES: readonly StoreModule[] = [memoryModule, historyModule, errorModule, requestsModule, lcmModule, chaptersModule, rulesModule, transferModule];
 
 /** The services a tool may call. Tools never touch SQL; the store stays behind these. */
 export interface Services {
@@ -52,6 +54,8 @@ export interface Services {
   languageModel?: LanguageModelPort | undefined;
   /** get_context, search_memory, search_history, lookup_entity, memory_map, read_memory, retire/restore. */
   recall: RecallService;
+  /** export_memory, preview/apply/undo_import and `recollect restore`. */
+  transfer: TransferService;
 }
 
 /** What only some hosts have: a language model, and (in tests) smaller DAG settings. */
@@ -77,6 +81,7 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
     guides: new GuideService(),
     results: new ResultWriter({ fallbackDirectory: path.join(store.home, 'results') }),
     requests: new RequestService(store),
+    transfer: new TransferService(store, vault),
   };
   const chapters = new ChaptersService(store, base.history);
   base.importer.onSessionImported((sessionId, events) => chapters.linkImported(sessionId, events));

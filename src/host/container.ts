@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { embeddingConfigFromEnv } from '../core/memory/semantic/embeddingClient';
 import { openServices, type Services } from '../core/services';
 import { resolveStoreHome } from '../core/store/home';
 import { warmTokenizer } from '../core/text/tokens';
@@ -14,6 +15,8 @@ import { createLanguageModelPort } from './languageModelPort';
 import { NotesLanguageClient } from './languageClient';
 import { registerLanguageModelTools } from './languageModelTools';
 import { registerMemoryView } from './memoryView';
+import { registerSessionHistory } from './historyPanel';
+import { registerRulesReview } from './rulesPanel';
 import { StatusBar } from './statusBar';
 import { registerMcpProvider } from './mcpProvider';
 
@@ -38,7 +41,8 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   const config = () => vscode.workspace.getConfiguration('recollect');
   const home = resolveStoreHome({ setting: config().get<string>('storePath') });
 
-  const services = openServices({ home, wasmPath: path.join(context.extensionPath, 'dist', 'sql-wasm.wasm') }, { languageModel: createLanguageModelPort(context, log) });
+  const embeddings = embeddingConfigFromEnv(process.env, { url: config().get<string>('embeddings.url'), model: config().get<string>('embeddings.model') });
+  const services = openServices({ home, wasmPath: path.join(context.extensionPath, 'dist', 'sql-wasm.wasm') }, { languageModel: createLanguageModelPort(context, log), embeddings });
   services.then(
     (s) => {
       log.info(`store open at ${home}`);
@@ -70,6 +74,7 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   context.subscriptions.push(registerMemoryView(context, services));
   context.subscriptions.push(registerMcpProvider(context.extensionPath, home, String(context.extension.packageJSON.version ?? ''), log));
   context.subscriptions.push(...registerChapters(context, { services, log, importNow: () => watcher.importNow() }));
+  context.subscriptions.push(...registerSessionHistory(context, services), ...registerRulesReview(context, services, () => void status.refresh()));
 
   return {
     services,

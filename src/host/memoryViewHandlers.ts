@@ -6,12 +6,9 @@ import {
   type HostMessage,
   type MemoryItem,
   type RequestHandlers,
-  type RequestKind,
-  type RequestOf,
-  type ResponseOf,
-  type ResultOf,
   type SearchHit,
 } from '../../webview/shared/protocol';
+import { dispatchRequest } from '../../webview/shared/envelope';
 
 // No `vscode` here: the webview tests answer a real Chromium page with these same handlers.
 
@@ -81,13 +78,6 @@ function toWire(item: BrowseItem): MemoryItem {
   return item.kind === 'fact' ? { ...base, kind: 'fact', fact: { subject: item.subject, predicate: item.predicate, object: item.object } } : { ...base, kind: 'note' };
 }
 
-/** The handlers' kinds and results stay correlated only inside a generic call. */
-async function dispatch<K extends RequestKind>(handlers: RequestHandlers, req: RequestOf<K>): Promise<ResponseOf<K>> {
-  const handler: RequestHandlers[K] = handlers[req.kind];
-  const result: ResultOf<K> = await handler(req.params);
-  return { type: 'response', id: req.id, kind: req.kind, ok: true, result };
-}
-
 /**
  * Turns whatever the webview posted into what to post back: a response for a request, `changed`
  * for a refresh, nothing for junk. The handlers may still be waiting on the store to open; if
@@ -98,7 +88,7 @@ export async function answerWebviewMessage(raw: unknown, handlers: RequestHandle
   if (!msg) return undefined;
   if (msg.type === 'refresh') return { type: 'changed' };
   try {
-    return await dispatch(await handlers, msg);
+    return await dispatchRequest(await handlers, msg);
   } catch (err) {
     const error = err instanceof RefusedError ? err.message : `Recollect could not answer: ${err instanceof Error ? err.message : String(err)}`;
     return { type: 'response', id: msg.id, kind: msg.kind, ok: false, error };

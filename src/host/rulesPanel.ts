@@ -20,7 +20,11 @@ const POLL_MS = 4_000;
 export function registerRulesReview(context: vscode.ExtensionContext, services: Promise<Services>, onDecided: () => void): vscode.Disposable[] {
   let panel: vscode.WebviewPanel | undefined;
   const ports: RulesPorts = { machineId: vscode.env.machineId, approver: approverName(), confirmApproval, decided: onDecided };
-  const handlers: Promise<RulesHandlers> = services.then((s) => rulesViewHandlers(s, ports));
+  const handlers: Promise<RulesHandlers> = services.then((s) => {
+    // Status "on this machine" is judged by the ids the store knows this machine by; VS Code's is one of them.
+    s.rules.machine.adopt(vscode.env.machineId);
+    return rulesViewHandlers(s, ports);
+  });
   handlers.catch(() => undefined);
 
   const attach = (p: vscode.WebviewPanel) => {

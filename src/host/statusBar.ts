@@ -65,7 +65,8 @@ export class StatusBar implements vscode.Disposable {
     }
     const history = services.history.counts();
     const memory = services.memory.status();
-    this.render({ sessions: history.sessions, runs: history.runs, events: history.events, facts: memory.facts, current: memory.current_facts, entries: memory.entries });
+    const pendingRules = services.rules.list('pending').length;
+    this.render({ sessions: history.sessions, runs: history.runs, events: history.events, facts: memory.facts, current: memory.current_facts, entries: memory.entries, pendingRules });
   }
 
   dispose(): void {
@@ -74,7 +75,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.dispose();
   }
 
-  private render(counts: { sessions: number; runs: number; events: number; facts: number; current: number; entries: number } | undefined): void {
+  private render(counts: { sessions: number; runs: number; events: number; facts: number; current: number; entries: number; pendingRules: number } | undefined): void {
     if (vscode.workspace.getConfiguration('recollect.statusBar').get<boolean>('enabled') === false) {
       this.item.hide();
       return;
@@ -88,14 +89,17 @@ export class StatusBar implements vscode.Disposable {
     }
     const size = this.size ? `${this.size.partial ? '≥' : ''}${formatBytes(this.size.bytes)}` : '…';
     if (this.busy) this.item.text = `$(sync~spin) ${this.busy}`;
-    else if (counts) this.item.text = `$(database) ${size} · ${counts.sessions} sessions · ${counts.facts} facts`;
+    else if (counts) this.item.text = `$(database) ${size} · ${counts.sessions} sessions · ${counts.facts} facts${counts.pendingRules ? ` · $(law) ${counts.pendingRules} ${counts.pendingRules === 1 ? 'rule' : 'rules'} to review` : ''}`;
     if (counts) {
       const tip = new vscode.MarkdownString(undefined, true);
       tip.appendMarkdown('**Recollect memory**\n\n');
       tip.appendText(`${this.home}\n\n`);
       tip.appendMarkdown(`- ${size} on disk${this.size ? ` in ${this.size.files.toLocaleString('en')} files` : ''}\n`);
       tip.appendMarkdown(`- ${counts.sessions} sessions imported (${counts.runs} runs, ${counts.events} events)\n`);
-      tip.appendMarkdown(`- ${counts.facts} facts (${counts.current} current), ${counts.entries} note entries\n\n`);
+      tip.appendMarkdown(`- ${counts.facts} facts (${counts.current} current), ${counts.entries} note entries\n`);
+      // Only this one command link is trusted: a person opens the review; the tooltip decides nothing.
+      tip.isTrusted = { enabledCommands: ['recollect.reviewRules'] };
+      tip.appendMarkdown(`- ${counts.pendingRules} proposed rules waiting for approval ([Review rules](command:recollect.reviewRules))\n\n`);
       tip.appendMarkdown('Click to open the memory browser.');
       this.item.tooltip = tip;
     }

@@ -290,6 +290,41 @@ async function answerScreenshotRequest(page, results) {
   fs.writeFileSync(`${results}.screenshot-done`, JSON.stringify({ file, found }));
 }
 
+/**
+ * A test that needs a person's click inside a webview writes `<results>.click-request`
+ * ({ selector }) and waits for `<results>.click-done` ({ clicked, frame?, error? }). The
+ * extension host cannot reach into a webview's page; the browser driving the workbench can,
+ * so the click is a real one, in whichever frame (webviews included) holds the selector.
+ */
+async function answerClickRequest(page, results) {
+  const request = `${results}.click-request`;
+  let wanted;
+  try {
+    wanted = JSON.parse(fs.readFileSync(request, 'utf8'));
+  } catch {
+    return; // no request, or one still being written
+  }
+  fs.rmSync(request, { force: true });
+  let answer = { clicked: false, error: 'no frame on the page holds that selector (yet)' };
+  if (typeof wanted.selector !== 'string' || !wanted.selector || wanted.selector.length > 300) {
+    answer = { clicked: false, error: 'the request needs a selector of at most 300 characters' };
+  } else {
+    for (const frame of page.frames()) {
+      const target = frame.locator(wanted.selector);
+      if (!(await target.count().catch(() => 0))) continue;
+      try {
+        await target.first().click({ timeout: 10_000 });
+        answer = { clicked: true, frame: frame.url().slice(0, 160) };
+      } catch (err) {
+        answer = { clicked: false, error: err.message.split('\n')[0] };
+      }
+      break;
+    }
+  }
+  log(`click ${wanted.selector}: ${answer.clicked ? 'clicked' : answer.error}`);
+  fs.writeFileSync(`${results}.click-done`, JSON.stringify(answer));
+}
+
 // ---------------------------------------------------------------------------------
 
 async function main() {
@@ -343,7 +378,8 @@ async function main() {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    // Clipboard access lets the extension's clipboard fallback be read back by the tests.
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     page.on('console', (m) => consoleLines.push(`[${m.type()}] ${m.text()}`));
     page.on('pageerror', (e) => consoleLines.push(`[pageerror] ${e.message}`));
     page.on('crash', () => consoleLines.push('[crash] page crashed'));
@@ -363,6 +399,7 @@ async function main() {
     let results;
     for (;;) {
       await answerScreenshotRequest(page, dirs.results);
+      await answerClickRequest(page, dirs.results);
       results = readResults(dirs.results);
       for (const t of results?.tests.slice(printed) ?? []) printTest(t);
       printed = results?.tests.length ?? printed;

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/core/text/tokens';
 import { getContextTool } from '../../src/core/tools/getContext';
+import { connectMcp } from './helpers/mcpClient';
 import { openTemp, tempHome } from './helpers/tempStore';
 import { callTool as call } from './helpers/memoryCall';
 
@@ -153,5 +154,22 @@ describe('get_context', () => {
     expect(def.budget).toMatchObject({ requested: 800 });
     expect(await call(s, 'memory_status', {})).toMatchObject({ entries: 0, facts: 0 });
     s.store.close();
+  });
+  it('over the real MCP server, the text the client receives is the reply whose tokens were counted', async () => {
+    const home = tempHome('context-mcp');
+    const mcp = await connectMcp(home, 'budget-checker');
+    try {
+      for (let i = 0; i < 30; i++) await mcp.call('remember_note', { text: `kestrel deploy note ${i}: ${'the staging cluster restarts nightly and the queue drains first. '.repeat(8)}` });
+      const res = await mcp.client.callTool({ name: 'get_context', arguments: { query: 'kestrel staging deploy', max_tokens: 300 } });
+      const text = (res.content as { type: string; text: string }[])[0]?.text ?? '';
+      const reply = JSON.parse(text) as { budget: { used: number }; notes: { id: string }[]; left_out: { notes: number } };
+      expect(countTokens(text)).toBe(reply.budget.used);
+      expect(reply.budget.used).toBeLessThanOrEqual(300);
+      expect(reply.notes.length).toBeGreaterThan(0);
+      expect(reply.left_out.notes).toBeGreaterThan(0);
+      expect(reply.notes[0]?.id).toMatch(/^entry:daily\/\d{4}-\d{2}-\d{2}\.md#[0-9a-f]{12}$/);
+    } finally {
+      await mcp.close();
+    }
   });
 });

@@ -129,7 +129,7 @@ export function ChapterHeader({ chapter, collapsed, rows, onToggle }: { chapter:
         <span class="chapter-title">{chapter.title}</span>
       </button>
       <span class="chapter-meta">
-        seq {chapter.startSeq}–{chapter.endSeq} · {rows} rows · {chapter.tokens.toLocaleString()} tokens · {chapter.id}
+        seq {chapter.startSeq}–{chapter.endSeq} · {rows} {rows === 1 ? 'row' : 'rows'} · {chapter.tokens.toLocaleString()} tokens · {chapter.id}
       </span>
     </div>
   );

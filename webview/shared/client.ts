@@ -42,6 +42,11 @@ export class WebviewClient<M, S, N> {
     });
   }
 
+  /** A message that is not a request (the memory browser's refresh). */
+  post(message: object): void {
+    this.api.postMessage(message);
+  }
+
   onNotice(listener: (notice: N) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

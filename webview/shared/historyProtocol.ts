@@ -4,7 +4,7 @@
  * guards below before anything runs.
  */
 
-import { isRecord, isWholeNumber, onlyKeys, parseRequest, type HandlersFor, type ParamGuards, type ParamsIn, type RequestIn, type ResponseIn, type ResultIn } from './envelope';
+import { isRecord, isWholeNumber, onlyKeys, parseRequest, type HandlersFor, type ParamGuards, type ParamsIn, type RequestIn, type ResponseIn } from './envelope';
 
 export const SESSION_ID = /^ses_[0-9a-f]{16}$/;
 /** Dates in filters are calendar days as an <input type="date"> gives them. */
@@ -130,7 +130,6 @@ export interface RequestMap {
 
 export type HistoryKind = keyof RequestMap & string;
 export type HistoryParams<K extends HistoryKind> = ParamsIn<RequestMap, K>;
-export type HistoryResult<K extends HistoryKind> = ResultIn<RequestMap, K>;
 export type HistoryRequest = RequestIn<RequestMap>;
 export type HistoryResponse = ResponseIn<RequestMap>;
 export type HistoryHandlers = HandlersFor<RequestMap>;

@@ -86,7 +86,7 @@ export type HostMessage = Response | { type: 'changed' };
 /** Per-request handlers, one per kind, so the host cannot forget or mistype one. */
 export type RequestHandlers = HandlersFor<RequestMap>;
 
-const PARAM_GUARDS: ParamGuards<RequestMap> = {
+export const PARAM_GUARDS: ParamGuards<RequestMap> = {
   status: (p): p is ParamsOf<'status'> => isRecord(p),
   search: (p): p is ParamsOf<'search'> => isRecord(p) && typeof p.query === 'string' && optionalString(p.scope),
   recent: (p): p is ParamsOf<'recent'> => isRecord(p) && typeof p.limit === 'number' && Number.isInteger(p.limit),

@@ -4,7 +4,7 @@
  * dialog and records the decision only when the person confirms there.
  */
 
-import { isRecord, onlyKeys, parseRequest, type HandlersFor, type ParamGuards, type ParamsIn, type RequestIn, type ResponseIn, type ResultIn } from './envelope';
+import { isRecord, onlyKeys, parseRequest, type HandlersFor, type ParamGuards, type ParamsIn, type RequestIn, type ResponseIn } from './envelope';
 
 export const RULE_ID = /^rule_[0-9a-f]{12}$/;
 export const REASON_MAX = 2_000;
@@ -52,7 +52,6 @@ export interface RequestMap {
 
 export type RulesKind = keyof RequestMap & string;
 export type RulesParams<K extends RulesKind> = ParamsIn<RequestMap, K>;
-export type RulesResult<K extends RulesKind> = ResultIn<RequestMap, K>;
 export type RulesRequest = RequestIn<RequestMap>;
 export type RulesResponse = ResponseIn<RequestMap>;
 export type RulesHandlers = HandlersFor<RequestMap>;

@@ -1,7 +1,7 @@
 import { createFtsTableSql } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
-import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import { type Database, type SqlValue, type Statement } from '../store/sqlite';
 import type { EventKind, HistorySource } from './parsedSession';
 
 export const HISTORY_FTS = 'history_fts';
@@ -132,67 +132,113 @@ function applySessionImported(db: Database, op: Operation): void {
        parent_id = coalesce(excluded.parent_id, parent_id)`,
     [s.id, s.source, s.externalId, s.file, s.title, s.workspace, s.model, s.startedAt, s.updatedAt, s.parentId],
   );
-  // Only the runs this operation touches are recomputed, so appending to a long session stays cheap.
-  const touchedRuns = new Set<string>();
-  for (const key of removedKeys) {
-    const row = queryRows(db, 'SELECT id, run_id FROM events WHERE session_id = ? AND key = ?', [s.id, key])[0];
-    if (!row) continue;
-    touchedRuns.add(String(row.run_id));
-    db.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [row.id ?? null]);
-    db.run('DELETE FROM events WHERE id = ?', [row.id ?? null]);
-  }
-  for (const e of upserts) {
-    const runId = runIds[e.runKey] as string;
-    touchedRuns.add(runId);
-    const existing = queryRows(db, 'SELECT id, run_id FROM events WHERE session_id = ? AND key = ?', [s.id, e.key])[0];
-    const values: SqlValue[] = [
-      runId, e.seq, e.kind, e.text, e.blob, e.bytes, e.hash, e.at, e.toolName, e.callId, e.toolInput, e.isError ? 1 : 0, e.parentKey, e.rawType, e.model,
-    ];
-    let id: number;
-    if (existing) {
-      id = Number(existing.id);
-      touchedRuns.add(String(existing.run_id));
-      db.run(
-        `UPDATE events SET run_id = ?, seq = ?, kind = ?, text = ?, blob = ?, bytes = ?, hash = ?, created_at = ?, tool_name = ?, call_id = ?,
-           tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
-        [...values, id],
-      );
-      db.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
-    } else {
-      db.run(
-        `INSERT INTO events(session_id, key, run_id, seq, kind, text, blob, bytes, hash, created_at, tool_name, call_id, tool_input, is_error, parent_key, raw_type, model)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [s.id, e.key, ...values],
-      );
-      id = Number(queryScalar(db, 'SELECT last_insert_rowid()'));
+  // Compiling a statement costs more than running it, and one operation runs the same few per
+  // event: each is prepared once here and freed before the applier returns, so none outlives it.
+  const st = new Statements(db);
+  try {
+    // Only the runs this operation touches are recomputed, so appending to a long session stays cheap.
+    const touchedRuns = new Set<string>();
+    const find = (key: string) => st.row('SELECT id, run_id FROM events WHERE session_id = ? AND key = ?', [s.id, key]);
+    for (const key of removedKeys) {
+      const row = find(key);
+      if (!row) continue;
+      touchedRuns.add(String(row.run_id));
+      st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [row.id ?? null]);
+      st.run('DELETE FROM events WHERE id = ?', [row.id ?? null]);
     }
-    if (e.text.trim()) {
-      const body = e.toolName ? `${e.toolName} ${e.text}` : e.text;
-      db.run(`INSERT INTO ${HISTORY_FTS}(docid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)`, [
-        id, body, e.at ?? s.updatedAt ?? op.at, s.source, s.id, e.kind,
-      ]);
+    for (const e of upserts) {
+      const runId = runIds[e.runKey] as string;
+      touchedRuns.add(runId);
+      const existing = find(e.key);
+      const values: SqlValue[] = [
+        runId, e.seq, e.kind, e.text, e.blob, e.bytes, e.hash, e.at, e.toolName, e.callId, e.toolInput, e.isError ? 1 : 0, e.parentKey, e.rawType, e.model,
+      ];
+      let id: number;
+      if (existing) {
+        id = Number(existing.id);
+        touchedRuns.add(String(existing.run_id));
+        st.run(
+          `UPDATE events SET run_id = ?, seq = ?, kind = ?, text = ?, blob = ?, bytes = ?, hash = ?, created_at = ?, tool_name = ?, call_id = ?,
+             tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
+          [...values, id],
+        );
+        st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
+      } else {
+        st.run(
+          `INSERT INTO events(session_id, key, run_id, seq, kind, text, blob, bytes, hash, created_at, tool_name, call_id, tool_input, is_error, parent_key, raw_type, model)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          [s.id, e.key, ...values],
+        );
+        // Not INSERT … RETURNING: in sql.js it measured slower than this second (prepared) statement.
+        id = Number(st.row('SELECT last_insert_rowid() AS id', [])?.id);
+      }
+      if (e.text.trim()) {
+        const body = e.toolName ? `${e.toolName} ${e.text}` : e.text;
+        st.run(`INSERT INTO ${HISTORY_FTS}(docid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)`, [
+          id, body, e.at ?? s.updatedAt ?? op.at, s.source, s.id, e.kind,
+        ]);
+      }
     }
+    for (const runId of touchedRuns) rebuildRun(st, s.id, runId);
+  } finally {
+    st.free();
   }
-  for (const runId of touchedRuns) rebuildRun(db, s.id, runId);
 }
 
 /** A run is derived from its events (seq = its first event's seq), so moved or removed events keep it consistent. */
-function rebuildRun(db: Database, sessionId: string, runId: string): void {
-  db.run('DELETE FROM runs WHERE id = ?', [runId]);
-  const r = queryRows(
-    db,
-    `SELECT min(seq) AS first_seq, min(created_at) AS started, max(created_at) AS ended, count(*) AS n, sum(bytes) AS chars
-     FROM events WHERE run_id = ?`,
+function rebuildRun(st: Statements, sessionId: string, runId: string): void {
+  st.run('DELETE FROM runs WHERE id = ?', [runId]);
+  // One pass: the aggregates, the first user message (the objective) and the first event's key.
+  const r = st.row(
+    `SELECT min(seq) AS first_seq, min(created_at) AS started, max(created_at) AS ended, count(*) AS n, sum(bytes) AS chars,
+       (SELECT text FROM events WHERE run_id = ?1 AND kind = 'user' ORDER BY seq LIMIT 1) AS objective,
+       (SELECT key FROM events WHERE run_id = ?1 ORDER BY seq LIMIT 1) AS first_key
+     FROM events WHERE run_id = ?1`,
     [runId],
-  )[0];
+  );
   if (!r || Number(r.n) === 0) return;
-  const objective = queryScalar(db, "SELECT text FROM events WHERE run_id = ? AND kind = 'user' ORDER BY seq LIMIT 1", [runId]);
-  const firstKey = queryScalar(db, 'SELECT key FROM events WHERE run_id = ? ORDER BY seq LIMIT 1', [runId]);
-  db.run('INSERT INTO runs(id, session_id, run_key, seq, objective, started_at, ended_at, event_count, chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-    runId, sessionId, String(firstKey ?? ''), Number(r.first_seq),
+  const objective = r.objective;
+  st.run('INSERT INTO runs(id, session_id, run_key, seq, objective, started_at, ended_at, event_count, chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+    runId, sessionId, String(r.first_key ?? ''), Number(r.first_seq),
     typeof objective === 'string' ? objective.slice(0, 300) : null,
     r.started ?? null, r.ended ?? null, Number(r.n), Number(r.chars),
   ]);
+}
+
+/** Statements prepared on first use and kept until `free()`: for one applier call, never longer (sql.js export() frees them). */
+class Statements {
+  private readonly prepared = new Map<string, Statement>();
+
+  constructor(private readonly db: Database) {}
+
+  run(sql: string, params: SqlValue[]): void {
+    this.get(sql).run(params);
+  }
+
+  /** The first row as an object (the statement is reset, ready for the next call), or undefined. */
+  row(sql: string, params: SqlValue[]): Record<string, SqlValue> | undefined {
+    const stmt = this.get(sql);
+    try {
+      stmt.bind(params);
+      return stmt.step() ? stmt.getAsObject() : undefined;
+    } finally {
+      stmt.reset();
+    }
+  }
+
+  free(): void {
+    for (const stmt of this.prepared.values()) stmt.free();
+    this.prepared.clear();
+  }
+
+  private get(sql: string): Statement {
+    let stmt = this.prepared.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.prepared.set(sql, stmt);
+    }
+    return stmt;
+  }
 }
 
 function applyFileSeen(db: Database, op: Operation): void {

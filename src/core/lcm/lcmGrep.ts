@@ -1,9 +1,9 @@
 import { HISTORY_FTS } from '../history/historySchema';
 import { refuse, type Refusal } from '../refusal';
-import { searchFts, snippets } from '../search/ftsSearch';
+import { searchFts, snippets, type SearchOutcome, type SearchRequest } from '../search/ftsSearch';
 import { sortValue, topK, type Ranked, type SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
-import { Conditions, queryRows, type SqlValue } from '../store/sqlite';
+import { Conditions, queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
 import { conversationIds, type ConversationScope } from './conversations';
 import { EXCLUDED_SOURCES } from './lcmConfig';
@@ -80,7 +80,9 @@ export class LcmGrep {
       const table = source === 'message' ? HISTORY_FTS : LCM_SUMMARY_FTS;
       const r =
         source === 'message'
-          ? searchFts(db, table, { ...common, ...(scope.all ? { excludeScopes: EXCLUDED_SOURCES } : { filters: { session_id: scope.sessionId } }) })
+          ? scope.all
+            ? allMessages(db, common)
+            : searchFts(db, table, { ...common, filters: { session_id: scope.sessionId } })
           : searchFts(db, table, { ...common, ...(scope.all ? {} : { scope: scope.sessionId }) });
       if (!r.ok) return refuse(r.reason);
       total += r.total;
@@ -127,7 +129,9 @@ export class LcmGrep {
     const prefilter = this.prefilter(source, pattern);
     if (prefilter) where.add(prefilter.sql, ...prefilter.params);
     const from = msg ? 'events e JOIN sessions s ON s.id = e.session_id' : 'lcm_summaries x JOIN sessions s ON s.id = x.session_id';
-    const ids = queryRows(db, `SELECT ${msg ? 'e.id' : 'x.n'} AS id, ${at} AS at FROM ${from} WHERE ${where.sql} ORDER BY at DESC, id DESC`, where.params);
+    // Messages bring their blob hash along (the prefilter reads that column anyway), so a large
+    // event's text comes straight from its blob without a second visit to its row.
+    const ids = queryRows(db, `SELECT ${msg ? 'e.id' : 'x.n'} AS id, ${at} AS at${msg ? ', e.blob AS blob' : ''} FROM ${from} WHERE ${where.sql} ORDER BY at DESC, id DESC`, where.params);
     const stats: ScanStats = { prefilter: prefilter?.name ?? 'none', candidates: ids.length, scanned: 0, bytesScanned: 0 };
     const hits: Hit[] = [];
     const now = this.store.now;
@@ -135,7 +139,7 @@ export class LcmGrep {
     let truncated = false;
     outer: for (let i = 0; i < ids.length; i += FETCH_BATCH) {
       const batch = ids.slice(i, i + FETCH_BATCH);
-      const texts = this.texts(source, batch.map((r) => Number(r.id)));
+      const texts = this.texts(source, batch);
       for (const row of batch) {
         const id = Number(row.id);
         const text = texts.get(id) ?? '';
@@ -180,18 +184,25 @@ export class LcmGrep {
     return undefined;
   }
 
-  private texts(source: Source, ids: number[]): Map<number, string> {
+  private texts(source: Source, rows: readonly Record<string, SqlValue>[]): Map<number, string> {
     const db = this.store.db;
     const out = new Map<number, string>();
     if (source === 'summary') {
+      const ids = rows.map((r) => Number(r.id));
       for (const r of queryRows(db, `SELECT n, content FROM lcm_summaries WHERE n IN (${ids.map(() => '?').join(',')})`, ids)) out.set(Number(r.n), String(r.content));
       return out;
     }
-    // The inline head of a large event is not copied out of SQLite: its whole text comes from the blob.
-    for (const r of queryRows(db, `SELECT id, CASE WHEN blob IS NULL THEN text END AS text, blob FROM events WHERE id IN (${ids.map(() => '?').join(',')})`, ids)) {
-      const full = typeof r.blob === 'string' ? this.store.blobs.get(r.blob)?.toString('utf8') : undefined;
-      out.set(Number(r.id), full ?? String(r.text ?? ''));
+    // The inline head of a large event is not read at all: its whole text comes from the blob.
+    const inline: number[] = [];
+    for (const r of rows) {
+      if (typeof r.blob !== 'string') {
+        inline.push(Number(r.id));
+        continue;
+      }
+      out.set(Number(r.id), this.store.blobs.get(r.blob)?.toString('utf8') ?? '');
     }
+    if (!inline.length) return out;
+    for (const r of queryRows(db, `SELECT id, text FROM events WHERE id IN (${inline.map(() => '?').join(',')})`, inline)) out.set(Number(r.id), String(r.text ?? ''));
     return out;
   }
 
@@ -217,6 +228,38 @@ export class LcmGrep {
       return [{ id, type: 'summary', snippet: h.snippet ?? '', conversationId: convs.get(String(r.session_id)) ?? 0, createdAt, depth: Number(r.depth), kind: String(r.kind), summaryId: id }];
     });
   }
+}
+
+/** Over-fetching by up to this many excluded rows is cheaper than the filter; past it the filter runs. */
+const EXCLUDED_OVERFETCH_MAX = 2_000;
+
+/**
+ * Full-text search of every conversation's messages, leaving out the excluded sources (Recollect's
+ * own tool-call log). A filter on the scope column makes the scorer read every match's row, which
+ * on a common word costs more than the search itself. The excluded rows are few, so instead the
+ * search runs unfiltered for `limit` + their count and they are dropped afterwards: scores do not
+ * depend on the filter (the corpus statistics are the whole table's either way) and the order is
+ * total, so the result is exactly the filtered search's. Relevance only: the other sorts read
+ * every match's date anyway, and a time bound is a filter of its own.
+ */
+function allMessages(db: Database, req: Omit<SearchRequest, 'filters' | 'excludeScopes'>): SearchOutcome {
+  const filtered = () => searchFts(db, HISTORY_FTS, { ...req, excludeScopes: EXCLUDED_SOURCES });
+  if ((req.sort ?? 'relevance') !== 'relevance' || req.since !== undefined || req.before !== undefined || req.scope !== undefined) return filtered();
+  const excluded = Number(
+    queryScalar(db, `SELECT count(*) FROM events e JOIN sessions s ON s.id = e.session_id WHERE s.source IN (${EXCLUDED_SOURCES.map(() => '?').join(',')})`, [...EXCLUDED_SOURCES]),
+  );
+  if (excluded > EXCLUDED_OVERFETCH_MAX) return filtered();
+  const r = searchFts(db, HISTORY_FTS, { ...req, limit: req.limit + excluded });
+  if (!r.ok || !excluded || !r.hits.length) return r;
+  const docids = r.hits.map((h) => h.docid);
+  const drop = new Set(
+    queryRows(db, `SELECT docid FROM ${HISTORY_FTS} WHERE docid IN (${docids.map(() => '?').join(',')}) AND scope IN (${EXCLUDED_SOURCES.map(() => '?').join(',')})`, [...docids, ...EXCLUDED_SOURCES]).map((row) => Number(row.docid)),
+  );
+  const kept = r.hits.filter((h) => !drop.has(h.docid));
+  // Every match was fetched when the total fits the over-fetch, so the count is exact; otherwise
+  // more than `limit` remain whatever the excluded ones were, which is all `truncated` needs.
+  const total = r.total <= req.limit + excluded ? r.total - drop.size : r.total - excluded;
+  return { ...r, hits: kept.slice(0, req.limit), total };
 }
 
 function sources(scope: GrepScope): Source[] {

@@ -22,7 +22,7 @@ export function memoryCounts(db: Database) {
     retired: {
       facts: one('SELECT count(*) FROM facts WHERE retired_at IS NOT NULL'),
       entries: one('SELECT count(*) FROM notes WHERE retired_at IS NOT NULL'),
-      notes: one('SELECT count(*) FROM vault_files WHERE retired_at IS NOT NULL'),
+      notes: one("SELECT count(*) FROM vault_files WHERE retired_at IS NOT NULL AND kind != 'daily'"),
     },
   };
 }

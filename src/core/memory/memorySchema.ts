@@ -6,7 +6,7 @@ import { normalizeKey } from '../text/textRules';
 import { insertEntryRow, recordDailyStat } from './vault/indexRows';
 import { MEMORY_FTS_TABLE } from './vault/tableNames';
 import { vaultAppliers } from './vault/vaultAppliers';
-import { VAULT_MIGRATION, type FileStat } from './vault/vaultSchema';
+import { VAULT_MIGRATION, VAULT_RECORD_VERSION_MIGRATION, type FileStat } from './vault/vaultSchema';
 import { semanticAppliers } from './semantic/semanticSchema';
 
 export const MEMORY_FTS = MEMORY_FTS_TABLE;
@@ -78,6 +78,7 @@ const MIGRATIONS = [
   ${createFtsTableSql(MEMORY_FTS, ['ref'])}
   `,
   VAULT_MIGRATION,
+  VAULT_RECORD_VERSION_MIGRATION,
 ];
 
 function applyFactSaved(db: Database, op: Operation): void {

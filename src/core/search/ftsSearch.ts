@@ -30,6 +30,8 @@ export interface SearchRequest {
   excludeScopes?: readonly string[];
   /** Any phrase may match instead of every one (OR); BM25 sums what each match holds, so holding more ranks higher (chapters_rules, chapters_search's fallback). */
   anyPhrase?: boolean;
+  /** Only rows from this docid on: FTS4 applies it while walking the doclists (get_context ranks only the newest matches of a word most rows hold). */
+  minDocid?: number;
 }
 
 export type SearchOutcome =
@@ -67,7 +69,8 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   const where = new Conditions(`${table} MATCH ?`, parsed.match)
     .addIf(req.scope, 'scope = ?')
     .addIf(req.since, 'created_at >= ?')
-    .addIf(req.before, 'created_at < ?');
+    .addIf(req.before, 'created_at < ?')
+    .addIf(req.minDocid, 'docid >= ?');
   for (const [column, value] of Object.entries(req.filters ?? {})) {
     if (!/^[a-z_][a-z0-9_]*$/.test(column)) throw new Error(`search filter "${column}" is not a column name`);
     where.add(`${column} = ?`, value);

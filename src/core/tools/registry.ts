@@ -33,6 +33,10 @@ import { searchMemoryTool } from './searchMemory';
 import { searchTextTool } from './searchText';
 import type { ToolDefinition } from './toolDefinition';
 import { whatsNewTool } from './whatsNew';
+import { exportMemoryTool } from './exportMemory';
+import { previewImportTool } from './previewImport';
+import { applyImportTool } from './applyImport';
+import { undoImportTool } from './undoImport';
 import { writeErrorTool } from './writeError';
 import { writeResultTool } from './writeResult';
 
@@ -56,6 +60,10 @@ export const TOOLS: readonly ToolDefinition[] = [
   retireMemoryTool,
   restoreMemoryTool,
   indexMemoryTool,
+  exportMemoryTool,
+  previewImportTool,
+  applyImportTool,
+  undoImportTool,
   chatHistoryTool,
   errorHistoryTool,
   writeErrorTool,

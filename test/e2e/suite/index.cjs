@@ -423,3 +423,88 @@ async function requestScreenshot(name, text) {
     fs.rmSync(request, { force: true });
   }
 }
+
+// ---------------------------------------------------------------------------------
+// Session history and rule approval (webview panels)
+// ---------------------------------------------------------------------------------
+
+/**
+ * Asks run.mjs to click `selector` inside whichever frame holds it (webviews included) and
+ * waits for the answer; retried while the panel is still loading its rows.
+ */
+async function requestClick(selector, attempts = 20) {
+  const results = process.env.RECOLLECT_E2E_RESULTS;
+  const request = `${results}.click-request`;
+  const done = `${results}.click-done`;
+  let answer;
+  for (let i = 0; i < attempts; i++) {
+    fs.rmSync(done, { force: true });
+    fs.writeFileSync(`${request}.tmp`, JSON.stringify({ selector }));
+    fs.renameSync(`${request}.tmp`, request);
+    answer = JSON.parse(await until(`click ${selector}`, () => (fs.existsSync(done) ? fs.readFileSync(done, 'utf8') : undefined), 30_000));
+    if (answer.clicked) return answer;
+    await sleep(1000);
+  }
+  throw new AssertionError(`could not click ${selector}: ${answer && answer.error}`);
+}
+
+test('the session-history panel opens on a fixture session, and Continue with chapters on an assistant row archives up to it and opens the next session or its fallback (screenshot)', async (info) => {
+  const api = vscode.extensions.getExtension(EXTENSION_ID).exports;
+  const s = await api.services;
+  // The Claude Code fixture imported above; the newest session of that kind.
+  const session = s.history.currentSession({ client: 'claude-code' });
+  assert(session && session.source === 'claude-code', `no imported Claude Code session: ${safeStringify(session)}`);
+  const ceiling = s.chapters.ceiling(session.id);
+  assert(ceiling.ok === true && ceiling.archiveCeiling > 0, `nothing archivable in ${session.id}: ${safeStringify(ceiling)}`);
+  const found = s.store.db.exec("SELECT seq FROM events WHERE session_id = ? AND kind = 'assistant' AND seq <= ? ORDER BY seq DESC LIMIT 1", [session.id, ceiling.archiveCeiling]);
+  const seq = found[0] && Number(found[0].values[0][0]);
+  assert(seq > 0, `no assistant row at or below the ceiling ${ceiling.archiveCeiling} in ${session.id}`);
+  const before = s.chapters.childrenOf(session.id).length;
+  await vscode.env.clipboard.writeText('');
+
+  await vscode.commands.executeCommand('recollect.openSessionHistory', { sessionId: session.id, seq });
+  const click = await requestClick(`button[data-action="continue"][data-seq="${seq}"]`);
+
+  const child = await until('the child session recorded by the click', () => {
+    const children = s.chapters.childrenOf(session.id);
+    return children.length > before ? children[0] : undefined;
+  }, 30_000);
+  assert(child.intent === 'continue' && child.uptoSeq === seq, `expected a continue child up to seq ${seq}: ${safeStringify(child)}`);
+  const chapters = s.chapters.chaptersOf(session.id);
+  assert(chapters.length > 0 && Math.max(...chapters.map((c) => c.endSeq)) === seq, `chapters stored should end at seq ${seq}: ${safeStringify(chapters)}`);
+  const first = s.chapters.firstMessageOf(child.id);
+  assert(first && first.firstMessage.includes(first.marker), `the child's first message should carry its marker: ${safeStringify(first)}`);
+
+  // Without a chat extension, code-server cannot open a chat: the table of contents goes to the clipboard.
+  const clipboard = await until('the first message on the clipboard', async () => {
+    const text = await vscode.env.clipboard.readText();
+    return text ? text : undefined;
+  }, 10_000).catch(() => '');
+  const shot = await requestScreenshot('session-history-continue', 'copied to the clipboard');
+  assert(shot.found === true, `the panel does not show the fallback outcome (${shot.file})`);
+  if (clipboard) assert(clipboard === first.firstMessage, `the clipboard holds something else than the first message: ${truncate(clipboard)}`);
+  info.session = session.id;
+  info.uptoSeq = seq;
+  info.chapters = chapters.map((c) => `${c.id} ${c.startSeq}-${c.endSeq} (${c.tokens} tokens)`);
+  info.child = child.id;
+  info.clipboard = clipboard ? `the first message (${clipboard.length} chars)` : 'not readable here';
+  info.clickedIn = click.frame;
+  info.screenshot = shot.file;
+}, 120_000);
+
+test('the rule-approval panel lists a rule an agent proposed (screenshot)', async (info) => {
+  const [proposed, text] = await callJson('chapters_rule_propose', { text: 'Run the e2e suite before tagging a release.', category: 'testing', rationale: 'a release shipped with a broken panel' });
+  assert(proposed.ok === true, `chapters_rule_propose: ${truncate(text)}`);
+  await vscode.commands.executeCommand('recollect.reviewRules');
+  let shot;
+  for (let i = 0; i < 5; i++) {
+    await sleep(1500);
+    shot = await requestScreenshot('rule-approval', 'Run the e2e suite before tagging a release.');
+    if (shot.found) break;
+  }
+  assert(shot.found === true, `the rule-approval panel does not show the proposed rule (${shot.file})`);
+  const s = await vscode.extensions.getExtension(EXTENSION_ID).exports.services;
+  assert(s.rules.view(proposed.id).status === 'pending', 'opening the panel must not decide anything');
+  info.rule = proposed.id;
+  info.screenshot = shot.file;
+}, 60_000);

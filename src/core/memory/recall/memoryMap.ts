@@ -182,7 +182,7 @@ function retired(db: Database, limit: number, q: string | undefined, scope: stri
       UNION ALL
       SELECT id, 'entry', scope, retired_at, substr(text, 1, ${EXCERPT}) FROM notes WHERE retired_at IS NOT NULL${scoped}${match('text')}
       UNION ALL
-      SELECT 'note:' || path, kind, scope, retired_at, coalesce(title, path) FROM vault_files WHERE retired_at IS NOT NULL${scoped}${match("coalesce(title, '') || ' ' || path")}
+      SELECT 'note:' || path, kind, scope, retired_at, coalesce(title, path) FROM vault_files WHERE retired_at IS NOT NULL AND kind != 'daily'${scoped}${match("coalesce(title, '') || ' ' || path")}
     )`;
   const all = [...sp, ...params, ...sp, ...params, ...sp, ...params];
   const rows = queryRows(db, `${sql} ORDER BY retired_at DESC LIMIT ?`, [...all, limit]);

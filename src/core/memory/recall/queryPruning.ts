@@ -6,9 +6,11 @@ import { queryScalar, type Database } from '../../store/sqlite';
  * get_context spends its time on (a word in 40% of 70,000 memories is 28,000 rows to score).
  * Those words carry almost no BM25 weight — their idf is near the floor — so leaving them out
  * barely moves the top of the ranking. Words are taken rarest first while the documents they
- * can match stay under a budget; the rarest word is always kept.
+ * can match stay under a budget, and at most eight of them; the rarest word is always kept.
  */
-export const MATCH_BUDGET = 4_000;
+export const MATCH_BUDGET = 3_000;
+/** Each phrase adds a doclist to merge and matchinfo columns to every row: the rarest this many carry the query. */
+export const MAX_WORDS_SEARCHED = 8;
 
 /**
  * Document counts per word, kept for a while: requests repeat their common words, and a count a
@@ -39,10 +41,16 @@ export class DocumentCounts {
   }
 }
 
-export function prunedWords(db: Database, table: string, words: readonly string[], cache: DocumentCounts): { kept: string[]; dropped: string[] } {
-  if (words.length <= 1) return { kept: [...words], dropped: [] };
-  const df = cache.of(db, table, words);
-  if (!df) return { kept: [...words], dropped: [] };
+export interface Pruned {
+  kept: string[];
+  dropped: string[];
+  /** At most this many rows match the kept words (the sum of their document counts); undefined when not known. */
+  matches: number | undefined;
+}
+
+export function prunedWords(db: Database, table: string, words: readonly string[], cache: DocumentCounts): Pruned {
+  const df = words.length ? cache.of(db, table, words) : undefined;
+  if (!df) return { kept: [...words], dropped: [], matches: undefined };
   const order = words.map((w, i) => ({ w, n: df[i] ?? 0 })).sort((a, b) => a.n - b.n);
   const kept: string[] = [];
   const dropped: string[] = [];
@@ -51,7 +59,7 @@ export function prunedWords(db: Database, table: string, words: readonly string[
   for (const { w, n } of order) {
     // A word that matches nothing costs nothing to search for (and may be brand new); the
     // rarest word that matches something is always searched.
-    if (n > 0 && matching > 0 && budget + n > MATCH_BUDGET) {
+    if (n > 0 && matching > 0 && (budget + n > MATCH_BUDGET || matching >= MAX_WORDS_SEARCHED)) {
       dropped.push(w);
       continue;
     }
@@ -59,7 +67,18 @@ export function prunedWords(db: Database, table: string, words: readonly string[
     budget += n;
     if (n > 0) matching++;
   }
-  return { kept, dropped };
+  return { kept, dropped, matches: budget };
+}
+
+/**
+ * The docid from which on the newest `budget` rows matching any of the words lie, or
+ * undefined when fewer match. FTS4 walks a doclist backwards for ORDER BY docid DESC, so this
+ * reads `budget` docids and no row.
+ */
+export function newestWindow(db: Database, table: string, words: readonly string[], budget: number): number | undefined {
+  const match = words.map((w) => `"${w.replace(/"/g, '')}"`).join(' OR ');
+  const docid = queryScalar(db, `SELECT docid FROM ${table} WHERE ${table} MATCH ? ORDER BY docid DESC LIMIT 1 OFFSET ?`, [match, budget - 1]);
+  return docid === undefined || docid === null ? undefined : Number(docid);
 }
 
 /**

@@ -15,10 +15,16 @@ export const EMBEDDINGS_ENV = {
   apiKey: 'RECOLLECT_EMBEDDINGS_API_KEY',
 } as const;
 
-/** The configuration from the environment, or why there is none. */
-export function embeddingConfigFromEnv(env: NodeJS.ProcessEnv = process.env): EmbeddingConfig | { missing: string } {
-  const url = env[EMBEDDINGS_ENV.url]?.trim();
-  const model = env[EMBEDDINGS_ENV.model]?.trim();
+/**
+ * The configuration, or why there is none. The environment wins over the VS Code settings, as
+ * RECOLLECT_HOME does over the store path: an MCP server another program starts sees only the
+ * environment, and one variable then configures every surface alike. The API key is read from
+ * the environment only, never from settings (which sync in plain text).
+ */
+export function embeddingConfigFromEnv(env: NodeJS.ProcessEnv = process.env, settings: { url?: string | undefined; model?: string | undefined } = {}): EmbeddingConfig | { missing: string } {
+  const fromEnv = env[EMBEDDINGS_ENV.url]?.trim();
+  const url = fromEnv || settings.url?.trim();
+  const model = (fromEnv ? env[EMBEDDINGS_ENV.model]?.trim() : undefined) || settings.model?.trim() || env[EMBEDDINGS_ENV.model]?.trim();
   if (!url) {
     return {
       missing: `no embedding provider is configured: set ${EMBEDDINGS_ENV.url} to an OpenAI-compatible embeddings endpoint (for a local Ollama, http://localhost:11434) and ${EMBEDDINGS_ENV.model} to its model`,

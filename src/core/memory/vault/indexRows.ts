@@ -26,6 +26,12 @@ export function bumpVaultVersion(db: Database): void {
   db.run('UPDATE vault_version SET v = v + 1');
 }
 
+/** A file record changed: it carries the new version, so a reader reloads only the records that moved. */
+export function touchFile(db: Database, id: string): void {
+  bumpVaultVersion(db);
+  db.run('UPDATE vault_files SET version = (SELECT v FROM vault_version) WHERE id = ?', [id]);
+}
+
 export interface EntryRow {
   id: string;
   path: string;
@@ -57,10 +63,10 @@ export function recordDailyStat(db: Database, path: string, scope: string, stat:
      ON CONFLICT(id) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, hash = excluded.hash, indexed_at = excluded.indexed_at, retired_at = NULL`,
     [id, path, scope, stat.size, stat.mtimeMs, stat.hash, at],
   );
-  bumpVaultVersion(db);
+  touchFile(db, id);
 }
 
-/** Day logs are never retired as a whole (their entries are), so one record per path is enough. */
+/** Day logs are never retired as a whole (their entries are): one record per path, marked retired while the file is gone. */
 export function dailyRecordId(path: string): string {
   return `daily:${path}`;
 }

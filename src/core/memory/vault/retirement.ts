@@ -99,6 +99,7 @@ export async function restoreMemory(store: Store, vault: VaultService, id: strin
     const path = id.slice(5);
     const place = classifyPath(path);
     if ('problem' in place) return refuse(`${id.slice(0, 160)}: ${place.problem}`);
+    if (place.kind === 'daily') return refuse(`${path} is a day log: restore its entries one by one (the entry: ids memory_map lists under retired)`);
     await vault.indexPaths([path]);
     const result = await store.commit((db) => {
       const rec = latestRetired(db, path);
@@ -137,5 +138,5 @@ function liveNote(db: Database, path: string): Record<string, SqlValue> | undefi
 }
 
 function latestRetired(db: Database, path: string): Record<string, SqlValue> | undefined {
-  return queryRows(db, 'SELECT id, kind, retired_at FROM vault_files WHERE path = ? AND retired_at IS NOT NULL ORDER BY retired_at DESC, id DESC LIMIT 1', [path])[0];
+  return queryRows(db, "SELECT id, kind, retired_at FROM vault_files WHERE path = ? AND retired_at IS NOT NULL AND kind != 'daily' ORDER BY retired_at DESC, id DESC LIMIT 1", [path])[0];
 }

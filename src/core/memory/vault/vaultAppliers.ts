@@ -10,6 +10,7 @@ import {
   recordDailyStat,
   restoreEntryRow,
   retireEntryRow,
+  touchFile,
   unindexChunks,
 } from './indexRows';
 import { MEMORY_FTS_TABLE } from './tableNames';
@@ -55,7 +56,10 @@ function upsertFile(db: Database, f: IndexedFile, at: number): void {
     db.run('UPDATE vault_files SET size = ?, mtime_ms = ?, hash = ?, skipped = ?, indexed_at = ? WHERE id = ?', [
       f.stat.size, f.stat.mtimeMs, f.stat.hash, f.skipped ?? null, at, f.id,
     ]);
+    // A day log written again after it was deleted keeps its record id: it is live again.
+    if (existing.retired_at !== null && f.kind === 'daily') db.run('UPDATE vault_files SET retired_at = NULL WHERE id = ?', [f.id]);
   }
+  touchFile(db, f.id);
   if (!f.content) return;
   const c = f.content;
   unindexChunks(db, f.id, f.kind);
@@ -66,17 +70,15 @@ function upsertFile(db: Database, f: IndexedFile, at: number): void {
   ]);
   c.chunks.forEach((chunk, seq) => db.run('INSERT INTO note_chunks(file_id, seq, text, line) VALUES (?, ?, ?, ?)', [f.id, seq, chunk.text, chunk.line]));
   indexChunks(db, f.id, f.path, f.kind, f.scope, c.noteDate ?? at);
+  touchFile(db, f.id);
 }
 
 function removeFile(db: Database, id: string, at: number): void {
   const row = queryRows(db, 'SELECT kind FROM vault_files WHERE id = ? AND retired_at IS NULL', [id])[0];
   if (!row) return;
-  if (row.kind === 'daily') {
-    db.run('DELETE FROM vault_files WHERE id = ?', [id]);
-    return;
-  }
-  unindexChunks(db, id, String(row.kind));
+  if (row.kind !== 'daily') unindexChunks(db, id, String(row.kind));
   db.run('UPDATE vault_files SET retired_at = ? WHERE id = ?', [at, id]);
+  touchFile(db, id);
 }
 
 function applyRetired(db: Database, op: Operation): void {
@@ -117,6 +119,7 @@ function applyRestored(db: Database, op: Operation): void {
     db.run('UPDATE vault_files SET retired_at = NULL WHERE id = ?', [r.fileId]);
     if (r.stat) db.run('UPDATE vault_files SET size = ?, mtime_ms = ?, hash = ? WHERE id = ?', [r.stat.size, r.stat.mtimeMs, r.stat.hash, r.fileId]);
     indexChunks(db, r.fileId, String(row.path), String(row.kind), String(row.scope), Number(row.note_date ?? row.indexed_at));
+    touchFile(db, r.fileId);
   }
   if (r.daily?.stat) recordDailyStat(db, r.daily.path, scopeOfDaily(db, r.daily.path), r.daily.stat, r.at);
   bumpVaultVersion(db);

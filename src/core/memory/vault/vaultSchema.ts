@@ -136,3 +136,14 @@ export const VAULT_MIGRATION = `
   INSERT INTO vault_version VALUES (0);
   ${createFtsTableSql(HISTORY_NOTES_FTS, ['ref'])}
 `;
+
+/**
+ * Each record carries the vault version of its last change, so readers reload only what moved.
+ * (Also rebuilds the rule index with recorded_at, which an early build of migration 2 lacked.)
+ */
+export const VAULT_RECORD_VERSION_MIGRATION = `
+  ALTER TABLE vault_files ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX vault_files_by_version ON vault_files(version);
+  DROP INDEX IF EXISTS facts_by_predicate;
+  CREATE INDEX facts_by_predicate ON facts(predicate_key, superseded_at, recorded_at);
+`;

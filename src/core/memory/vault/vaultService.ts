@@ -10,7 +10,7 @@ import type { SemanticService } from '../semantic/semanticService';
 import { decideIndex, emptyTally, type IndexTally } from './vaultIndexer';
 import { dailyPath, vaultRoot } from './vaultLayout';
 import type { FileStat } from './vaultSchema';
-import { StaleMonitor, type VaultChange } from './vaultState';
+import { StaleMonitor, vaultVersion, type VaultChange } from './vaultState';
 import { appendEntryFile } from './vaultWriter';
 
 export interface EntryInput {
@@ -66,7 +66,9 @@ export class VaultService {
     const bad = scopeProblem(scope) ?? timezoneProblem(input.timezone);
     if (bad) return refuse(`${bad}. Nothing was saved.`);
     const source = input.source ?? client;
+    let versionBefore = -1;
     const result = await this.store.commit((db) => {
+      versionBefore = vaultVersion(db);
       const at = this.store.now;
       const day = input.date ?? (dayIn(at, input.timezone) as string);
       const path = dailyPath(scope, day);
@@ -89,7 +91,7 @@ export class VaultService {
         result: { ok: true as const, saved: 'note' as const, id, path, day, scope, source, recorded_at: iso(at), ...(fileError ? { warning: fileError } : {}) },
       };
     });
-    this.monitor.invalidate();
+    this.monitor.ownWrite(result.path, versionBefore, result.warning !== undefined);
     return result;
   }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { Store } from '../../store/store';
-import { queryRows, queryScalar, type Database } from '../../store/sqlite';
+import { queryRows, queryScalar, type Database, type SqlValue } from '../../store/sqlite';
 import { absolutePath, classifyPath, listVaultFiles, type ListedFile, type VaultKind } from './vaultLayout';
 
 export interface FileRecord {
@@ -36,17 +36,12 @@ export function vaultVersion(db: Database): number {
 
 export function liveRecords(db: Database): Map<string, FileRecord> {
   const rows = queryRows(db, 'SELECT id, path, scope, kind, size, mtime_ms, hash FROM vault_files WHERE retired_at IS NULL');
-  return new Map(
-    rows.map((r) => [
-      String(r.path),
-      { id: String(r.id), path: String(r.path), scope: String(r.scope), kind: String(r.kind) as VaultKind, size: Number(r.size), mtimeMs: Number(r.mtime_ms), hash: r.hash === null ? null : String(r.hash) },
-    ]),
-  );
+  return new Map(rows.map((r) => [String(r.path), toRecord(r)]));
 }
 
 export function recordAt(db: Database, path: string): FileRecord | undefined {
   const r = queryRows(db, 'SELECT id, path, scope, kind, size, mtime_ms, hash FROM vault_files WHERE path = ? AND retired_at IS NULL', [path])[0];
-  return r && { id: String(r.id), path: String(r.path), scope: String(r.scope), kind: String(r.kind) as VaultKind, size: Number(r.size), mtimeMs: Number(r.mtime_ms), hash: r.hash === null ? null : String(r.hash) };
+  return r && toRecord(r);
 }
 
 export function sha256(content: string | Buffer): string {
@@ -64,15 +59,20 @@ function unrenderedPaths(db: Database): string[] {
 /**
  * Compares the vault on disk with what the index last saw: new files, files whose size or
  * mtime moved (and, when the index knows the content hash, whose content really changed),
- * files gone. A stat per file is cheap, but a vault of tens of thousands of notes makes a full
- * scan cost tens of milliseconds; so once a scan costs more than a few milliseconds it is
- * repeated only when the index changed or when twenty times its own cost has passed since the
- * last one — under ~5% of the time of back-to-back reads, and a change is seen within a
- * second. A vault small enough to scan in a few milliseconds is checked on every read.
+ * files gone. It runs inside every get_context and search, so it keeps what it can:
+ * - the records, reloaded only where their version moved (a save touches one record);
+ * - the directory listing: a vault small enough to list in a few milliseconds is listed on
+ *   every read; a larger one again once twenty times the listing's cost has passed (under ~5%
+ *   of back-to-back reads; a change is seen within a second), or at once after another
+ *   process changed the index. This process's own saves patch the listing instead, since
+ *   they know the file and its new size and time;
+ * - the day logs the store has entries for but never wrote (a store from before the vault),
+ *   looked up once and again after indexing.
  */
 export class StaleMonitor {
-  private records: { version: number; byPath: Map<string, FileRecord>; unrendered: string[] } | undefined;
-  private last: { at: number; cost: number; version: number; result: Staleness } | undefined;
+  private records: { version: number; byPath: Map<string, FileRecord> } | undefined;
+  private listing: { version: number; at: number; cost: number; files: Map<string, ListedFile> } | undefined;
+  private unrendered: string[] | undefined;
   /** Content hashes of files whose stat moved but content did not (a touch, a checkout). */
   private readonly hashes = new Map<string, { size: number; mtimeMs: number; hash: string }>();
 
@@ -84,29 +84,51 @@ export class StaleMonitor {
   check(): Staleness {
     const db = this.store.db;
     const version = vaultVersion(db);
-    const now = performance.now();
-    if (this.last && this.last.version === version && this.last.cost > CHEAP_SCAN_MS && now - this.last.at < this.last.cost * 20) return this.last.result;
-    const result = this.scan(db, version);
-    this.last = { at: performance.now(), cost: performance.now() - now, version, result };
-    return result;
+    const l = this.listing;
+    const reuse = l !== undefined && l.version === version && l.cost > CHEAP_SCAN_MS && performance.now() - l.at < l.cost * 20;
+    return this.compare(db, version, !reuse);
   }
 
-  /** The next check scans again (after a write this process made to the vault). */
+  /** The next check lists the vault again and looks up unwritten day logs (after index, retire, restore). */
   invalidate(): void {
-    this.last = undefined;
+    this.listing = undefined;
+    this.unrendered = undefined;
   }
 
-  /** The files as they are now and the changes against the index. */
-  scan(db: Database = this.store.db, version = vaultVersion(db)): Staleness & { listed: ListedFile[] } {
-    if (!this.records || this.records.version !== version) {
-      this.records = { version, byPath: liveRecords(db), unrendered: unrenderedPaths(db) };
+  /**
+   * This process just changed one day log. When the listing was current up to that write
+   * (`versionBefore`, read under the lock), it takes the file's new stat instead of being
+   * redone. (Another process's write landing between this one and the next read is then seen
+   * at the next listing, at most twenty listing-costs later.)
+   */
+  ownWrite(path: string, versionBefore: number, fileError: boolean): void {
+    if (fileError) this.unrendered = undefined;
+    const l = this.listing;
+    if (!l || l.version !== versionBefore) return;
+    const st = statOf(absolutePath(this.root, path));
+    if (st) l.files.set(path, { path, ...st });
+    else l.files.delete(path);
+    l.version = vaultVersion(this.store.db);
+  }
+
+  /** The files as they are now and the changes against the index (always lists the vault). */
+  scan(): Staleness & { listed: ListedFile[] } {
+    const db = this.store.db;
+    const result = this.compare(db, vaultVersion(db), true);
+    return { ...result, listed: [...(this.listing?.files.values() ?? [])] };
+  }
+
+  private compare(db: Database, version: number, relist: boolean): Staleness {
+    const byPath = this.syncRecords(db, version);
+    this.unrendered ??= unrenderedPaths(db);
+    if (relist || !this.listing) {
+      const t = performance.now();
+      const files = new Map(listVaultFiles(this.root).map((f) => [f.path, f]));
+      this.listing = { version, at: performance.now(), cost: performance.now() - t, files };
     }
-    const { byPath, unrendered } = this.records;
-    const listed = listVaultFiles(this.root);
-    const seen = new Set<string>();
+    const listed = this.listing.files;
     const changes: VaultChange[] = [];
-    for (const f of listed) {
-      seen.add(f.path);
+    for (const f of listed.values()) {
       const rec = byPath.get(f.path);
       if (!rec) {
         if (!('problem' in classifyPath(f.path))) changes.push({ path: f.path, change: 'added' });
@@ -114,9 +136,30 @@ export class StaleMonitor {
         changes.push({ path: f.path, change: 'modified' });
       }
     }
-    for (const path of byPath.keys()) if (!seen.has(path)) changes.push({ path, change: 'deleted' });
-    for (const path of unrendered) if (!seen.has(path)) changes.push({ path, change: 'unrendered' });
-    return { stale: changes.length > 0, changed_files: changes.length, changes, listed };
+    for (const path of byPath.keys()) if (!listed.has(path)) changes.push({ path, change: 'deleted' });
+    for (const path of this.unrendered) if (!listed.has(path) && !byPath.has(path)) changes.push({ path, change: 'unrendered' });
+    return { stale: changes.length > 0, changed_files: changes.length, changes };
+  }
+
+  /** Live records by path, reloading only the rows whose version moved since the last look. */
+  private syncRecords(db: Database, version: number): Map<string, FileRecord> {
+    if (!this.records) {
+      this.records = { version, byPath: liveRecords(db) };
+      return this.records.byPath;
+    }
+    if (this.records.version === version) return this.records.byPath;
+    const byPath = this.records.byPath;
+    const rows = queryRows(db, 'SELECT id, path, scope, kind, size, mtime_ms, hash, retired_at FROM vault_files WHERE version > ? ORDER BY version', [this.records.version]);
+    for (const r of rows) {
+      const path = String(r.path);
+      if (r.retired_at !== null) {
+        if (byPath.get(path)?.id === String(r.id)) byPath.delete(path);
+      } else {
+        byPath.set(path, toRecord(r));
+      }
+    }
+    this.records.version = version;
+    return byPath;
   }
 
   private sameContent(rec: FileRecord, f: ListedFile): boolean {
@@ -131,5 +174,18 @@ export class StaleMonitor {
     }
     this.hashes.set(f.path, { size: f.size, mtimeMs: f.mtimeMs, hash });
     return hash === rec.hash;
+  }
+}
+
+function toRecord(r: Record<string, SqlValue>): FileRecord {
+  return { id: String(r.id), path: String(r.path), scope: String(r.scope), kind: String(r.kind) as VaultKind, size: Number(r.size), mtimeMs: Number(r.mtime_ms), hash: r.hash === null ? null : String(r.hash) };
+}
+
+function statOf(abs: string): { size: number; mtimeMs: number } | undefined {
+  try {
+    const st = fs.statSync(abs);
+    return st.isFile() ? { size: st.size, mtimeMs: st.mtimeMs } : undefined;
+  } catch {
+    return undefined;
   }
 }

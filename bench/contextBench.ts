@@ -1,0 +1,208 @@
+import * as path from 'node:path';
+import { openServices } from '../src/core/services';
+import { memoryModule, type FactSaved } from '../src/core/memory/memorySchema';
+import type { Operation } from '../src/core/store/journal';
+import { countTokens } from '../src/core/text/tokens';
+import { getContextTool } from '../src/core/tools/getContext';
+import { bulkLoad } from './bulkLoad';
+import { printSelfTime, profiled } from './cpuProfile';
+import type { BenchContext } from './context';
+import { defaultFixturesDir, loadVocabulary, messageGenerator } from './corpus';
+import { gc } from './memorySampler';
+import { Rng } from './rng';
+import { heading, median, ms, note, nowMs, percentile, progress, result, table } from './stats';
+
+/**
+ * Section 6: get_context at 50k current facts (+50k superseded) and 20k notes, bulk-loaded
+ * through the memory module's own appliers (bench/bulkLoad.ts), plus a few hundred standing
+ * rules; a fixed list of realistic requests and permission questions; p95 against 30 ms, and
+ * every reply measured with countTokens against its max_tokens.
+ */
+
+const QUERIES = [
+  'how do we deploy the web app to staging',
+  'which database does the billing service use',
+  'fix the flaky login test in CI',
+  'what port does the dev server run on',
+  'set up the local environment for a new contributor',
+  'the build fails with a TypeScript error about missing types',
+  'how are API keys stored and rotated',
+  'what did we decide about the caching layer',
+  'upgrade React to the latest version',
+  'where are the logs of the background worker',
+  'write release notes for version 2.3',
+  'the docker container exits immediately after start',
+  'how is authentication handled between services',
+  'which model does the chatbot use by default',
+  'configure ollama as a local embedding provider',
+  'summarise what changed in the parser last week',
+  'run the unit tests for the importer',
+  'why is the search slow on large stores',
+  'rename the settings file and update the imports',
+  'who owns the infrastructure repository',
+  'add pagination to the sessions list',
+  'what is the naming convention for branches',
+];
+
+/** Questions that ask whether something may be done: standing rules should come first. `rule` names the subject expected among the facts. */
+const PERMISSION_QUESTIONS = [
+  { q: 'May I deploy to production on a Friday afternoon?', rule: 'production deploys' },
+  { q: 'Can we force push to the main branch?', rule: 'main branch' },
+  { q: 'Is it okay to add a new npm dependency to the extension?', rule: 'new dependencies' },
+  { q: 'Am I allowed to run database migrations on the shared staging database?', rule: 'database migrations' },
+  { q: 'Should I ask before rotating the API keys?', rule: 'api keys' },
+  { q: 'Do I need approval to change the public API of the store?', rule: 'public api' },
+  { q: 'Can I commit the .env file with the secrets?', rule: 'secrets' },
+  { q: 'Is it allowed to disable the failing test to get the build green?', rule: 'failing tests' },
+];
+
+const RULES: [string, string][] = [
+  ['production deploys', 'only Tuesday to Thursday, after the on-call lead approves'],
+  ['main branch', 'never force push; open a pull request'],
+  ['new dependencies', 'need a review of licence and size before they are added'],
+  ['database migrations', 'run only through the migration job, never by hand on shared databases'],
+  ['api keys', 'are rotated by the platform team; ask in #platform first'],
+  ['public api', 'changes need approval from two maintainers'],
+  ['secrets', 'never committed; use the vault and .env.example'],
+  ['failing tests', 'are fixed or quarantined with an issue, never silently disabled'],
+];
+
+export async function runContextSection(ctx: BenchContext): Promise<void> {
+  const factCount = ctx.arg('facts', 50_000);
+  const noteCount = ctx.arg('notes', 20_000);
+  const rounds = ctx.arg('context-rounds', 5);
+  const home = path.join(ctx.tmp, 'context');
+  progress(`context: bulk-loading ${factCount} facts (+${factCount} superseded) and ${noteCount} notes through the memory appliers`);
+  const vocab = loadVocabulary(defaultFixturesDir(), new Rng(ctx.seed));
+  const gen = messageGenerator(vocab, new Rng(ctx.seed + 60));
+  const s = await openServices({ home, wasmPath: ctx.wasm });
+  try {
+    const t0 = nowMs();
+    const notes = { *[Symbol.iterator]() { for (let i = 0; i < noteCount; i++) yield gen.next(); } };
+    const rng = new Rng(ctx.seed + 61);
+    const counts = bulkLoad(s.store.db, notes, noteCount, factCount, vocab.words.slice(100, 4000), rng, (d) => { if (d % 20_000 === 0) progress(`  bulk insert ${d}`); });
+    const rules = loadRules(s.store.db, rng, vocab.words.slice(100, 4000), ctx.arg('rules', 200));
+    const loadMs = nowMs() - t0;
+    gc();
+
+    // Warm the tokenizer and the page cache once, outside the measurements (section 2 times cold open).
+    await getContextTool.run({ query: 'warm up' }, s, { client: 'bench' });
+    const all = [...QUERIES.map((q) => ({ q, rule: undefined as string | undefined })), ...PERMISSION_QUESTIONS.map((p) => ({ q: p.q, rule: p.rule }))];
+    progress(`context: ${all.length} requests × ${rounds} rounds at max_tokens 800, then every request at 128 and 4,000`);
+    const times = new Map<string, number[]>(all.map((a) => [a.q, []]));
+    const first: number[] = [];
+    let worst = { used: 0, budget: 1, counted: 0, q: '' };
+    let over = 0;
+    let mismatched = 0;
+    let replies = 0;
+    const check = (q: string, budget: number, reply: object) => {
+      replies++;
+      const counted = countTokens(JSON.stringify(reply));
+      const used = (reply as { budget?: { used?: number } }).budget?.used ?? NaN;
+      if (counted > budget) over++;
+      if (counted !== used) mismatched++;
+      if (counted / budget > worst.counted / worst.budget) worst = { used, budget, counted, q };
+    };
+    const ruleHits: { q: string; rulesFirst: boolean; firstIsRule: boolean; expected: boolean; ms: number }[] = [];
+    for (let r = 0; r < rounds; r++) {
+      for (const a of all) {
+        const t = nowMs();
+        const reply = await getContextTool.run({ query: a.q }, s, { client: 'bench' });
+        const dt = nowMs() - t;
+        times.get(a.q)!.push(dt);
+        if (r === 0) first.push(dt);
+        check(a.q, 800, reply);
+        if (r === 0 && a.rule) {
+          const facts = ((reply as { facts?: { subject?: string; predicate?: string }[] }).facts ?? []);
+          ruleHits.push({
+            q: a.q,
+            rulesFirst: (reply as { rules_first?: boolean }).rules_first === true,
+            firstIsRule: /^(rule|policy|approval|permission)/i.test(facts[0]?.predicate ?? ''),
+            expected: facts.some((f) => f.subject === a.rule),
+            ms: dt,
+          });
+        }
+      }
+    }
+    const budgets: Record<number, number[]> = { 128: [], 4000: [] };
+    for (const budget of [128, 4000]) {
+      for (const a of all) {
+        const t = nowMs();
+        const reply = await getContextTool.run({ query: a.q, max_tokens: budget }, s, { client: 'bench' });
+        budgets[budget]!.push(nowMs() - t);
+        check(a.q, budget, reply);
+      }
+      const t = nowMs();
+      check('(profile, no query)', budget, await getContextTool.run({ max_tokens: budget }, s, { client: 'bench' }));
+      budgets[budget]!.push(nowMs() - t);
+    }
+
+    const pooled = [...times.values()].flat();
+    const warm = [...times.values()].flatMap((v) => v.slice(1));
+    const p95 = percentile(pooled, 95);
+    heading(`6. get_context at ${counts.facts.toLocaleString('en-US')} facts (+${counts.supersededFacts.toLocaleString('en-US')} superseded) + ${counts.notes.toLocaleString('en-US')} notes + ${rules} rules`);
+    note(`bulk-loaded through the memory appliers in ${ms(loadMs)} (one transaction, no journal lines; bench/bulkLoad.ts), the store open in this process.`);
+    note(`${all.length} requests (${QUERIES.length} tasks, ${PERMISSION_QUESTIONS.length} "may I …?" questions) through the get_context tool, max_tokens 800 (default), ${rounds} rounds; round 1 has cold per-process caches (token counts, word counts).`);
+    table(
+      ['request', 'p50', 'max', 'first call'],
+      all.map((a) => {
+        const v = times.get(a.q)!;
+        return [a.q.length > 60 ? `${a.q.slice(0, 59)}…` : a.q, ms(median(v)), ms(Math.max(...v)), ms(v[0] ?? NaN)];
+      }),
+    );
+    console.log('');
+    result('get_context p50 / p95 / max, all calls', `${ms(median(pooled))} / ${ms(p95)} / ${ms(Math.max(...pooled))}`, 'p95 ≤ 30 ms', p95 <= 30);
+    result('  first round only (cold caches) p50 / p95', `${ms(median(first))} / ${ms(percentile(first, 95))}`);
+    result('  later rounds (warm caches) p50 / p95', `${ms(median(warm))} / ${ms(percentile(warm, 95))}`);
+    result('  max_tokens 128 p50 / p95', `${ms(median(budgets[128]!))} / ${ms(percentile(budgets[128]!, 95))}`);
+    result('  max_tokens 4000 p50 / p95', `${ms(median(budgets[4000]!))} / ${ms(percentile(budgets[4000]!, 95))}`);
+    result('replies over budget (countTokens of the JSON)', `${over} of ${replies}`, '0', over === 0);
+    result('largest share of the budget used', `${worst.counted}/${worst.budget} tokens (${((worst.counted / worst.budget) * 100).toFixed(1)}%)`);
+    note(`that reply: "${worst.q}"; the reply's own budget.used said ${worst.used}. Replies whose budget.used differs from countTokens of the JSON: ${mismatched}.`);
+    const rf = ruleHits.filter((h) => h.rulesFirst).length;
+    const fr = ruleHits.filter((h) => h.firstIsRule).length;
+    const ex = ruleHits.filter((h) => h.expected).length;
+    result('permission questions answered rules-first', `${rf}/${ruleHits.length}`, 'all', rf === ruleHits.length);
+    result('  first fact is a rule / the expected rule present', `${fr}/${ruleHits.length} / ${ex}/${ruleHits.length}`);
+    const missing = ruleHits.filter((h) => !h.expected).map((h) => `"${h.q}"`);
+    if (missing.length) note(`the expected rule was not among the facts for ${missing.join(', ')}`);
+    ctx.verdicts.push(['get_context p95 ≤ 30 ms', p95 <= 30], ['get_context never over max_tokens', over === 0], ['permission questions get rules first', rf === ruleHits.length]);
+    if (ctx.diag) {
+      heading('diagnosis: get_context, one more round of every request at max_tokens 800 under the CPU profiler');
+      const { profile } = await profiled(async () => {
+        for (const a of all) await getContextTool.run({ query: a.q }, s, { client: 'bench' });
+      });
+      printSelfTime(profile);
+    }
+  } finally {
+    s.store.close();
+  }
+}
+
+/**
+ * Standing rules (predicate "rule") among the facts: the eight the permission questions are
+ * about, spread among `total` rules on other subjects, so rules-first has to pick, not just list.
+ */
+function loadRules(db: Parameters<typeof bulkLoad>[0], rng: Rng, words: readonly string[], total: number): number {
+  const apply = memoryModule.appliers['memory.fact.saved'];
+  if (!apply) throw new Error('the memory module no longer has the fact applier this bench drives');
+  let at = Date.parse('2025-06-01T00:00:00Z');
+  let n = 0;
+  db.exec('BEGIN');
+  try {
+    const others = Math.max(0, total - RULES.length);
+    const list: [string, string][] = Array.from({ length: others }, () => [`${rng.pick(words)} ${rng.pick(words)}`, `${rng.pick(words)} ${rng.pick(words)} ${rng.pick(words)} only`]);
+    for (const [i, r] of RULES.entries()) list.splice(Math.floor(((i + 0.5) * list.length) / RULES.length) + i, 0, r);
+    for (const [subject, object] of list) {
+      at += rng.int(1, 12) * 3_600_000;
+      const fact: FactSaved = { op: 'memory.fact.saved', at, id: `${at.toString(36)}${rng.hex(10)}`, subject, predicate: 'rule', object, scope: 'global', source: 'bench', statement: `Rule: ${subject} ${object}.`, cites: [] };
+      apply(db, fact as Operation);
+      n++;
+    }
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+  return n;
+}

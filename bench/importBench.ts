@@ -1,0 +1,127 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import type { BenchContext } from './context';
+import { defaultFixturesDir } from './corpus';
+import type { ImportFigures } from './importChild';
+import type { NativeFigures } from './nativeImport';
+import { Rng } from './rng';
+import { heading, mb, ms, note, nowMs, progress, ratio, result, table } from './stats';
+import { replicateTranscripts, type ReplicatedTranscripts } from './transcripts';
+
+/**
+ * Section 4: history import over ≥ 100 MB of transcripts (copies of the real fixtures with
+ * fresh ids), in a fresh process, against a native better-sqlite3 import of the same events.
+ */
+
+export interface ImportStage {
+  home: string;
+  raw: ReplicatedTranscripts;
+  ours: ImportFigures;
+  native: NativeFigures | undefined;
+  replicateMs: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** Writes the transcripts and imports them (the store is left closed at `home` for section 5). */
+export function runImport(ctx: BenchContext, withBaseline: boolean): ImportStage {
+  const targetMb = ctx.arg('import-mb', 100);
+  const root = path.join(ctx.tmp, 'transcripts');
+  const home = path.join(ctx.tmp, 'imported');
+  fs.rmSync(root, { recursive: true, force: true });
+  fs.rmSync(home, { recursive: true, force: true });
+  const fixtures = defaultFixturesDir();
+  progress(`import: writing ${targetMb} MB of transcripts (copies of ${fixtures} with fresh ids)`);
+  const tr = nowMs();
+  const raw = replicateTranscripts(fixtures, root, targetMb * MiB, new Rng(ctx.seed + 40), (c, b) => progress(`  ${c} copies, ${mb(b)}`));
+  const replicateMs = nowMs() - tr;
+  progress(`import: ${raw.files} files, ${mb(raw.bytes)}; HistoryImporter.importPaths in a fresh process`);
+  const ours = runChild<ImportFigures>(ctx, ['import', home, root]);
+  let native: NativeFigures | undefined;
+  if (withBaseline) {
+    progress('import: the same files into better-sqlite3 (native SQLite + FTS5) in a fresh process');
+    native = runChild<NativeFigures>(ctx, ['native-import', path.join(ctx.tmp, 'native-import.sqlite'), root]);
+    fs.rmSync(path.join(ctx.tmp, 'native-import.sqlite'), { force: true });
+  }
+  return { home, raw, ours, native, replicateMs };
+}
+
+function runChild<T>(ctx: BenchContext, args: string[]): T {
+  const r = spawnSync(process.execPath, ['--expose-gc', ctx.script, '--child', ...args, ctx.wasm], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 16 * MiB,
+  });
+  if (r.status !== 0) throw new Error(`child ${args[0]} failed with status ${r.status}`);
+  const line = r.stdout.trim().split('\n').pop() ?? '{}';
+  return JSON.parse(line) as T;
+}
+
+export function printImport(ctx: BenchContext, stage: ImportStage): void {
+  const { raw, ours, native } = stage;
+  heading(`4. history import of ${mb(raw.bytes)} of transcripts (HistoryImporter.importPaths, real store) vs better-sqlite3`);
+  note(`${raw.copies} copies of the ${raw.fixtureFiles} fixture transcripts (${(raw.fixtureBytes / 1024).toFixed(0)} KB), every UUID replaced per copy: ${raw.files.toLocaleString('en-US')} files, written in ${ms(stage.replicateMs)} (not timed below).`);
+  note('ours runs in a fresh process (node --expose-gc), one importPaths call per copy folder, into an empty store; the store is closed (checkpointed) at the end.');
+  const perCopy = ours.sessions / raw.copies;
+  result('files / sessions / runs / events imported', `${ours.files.toLocaleString('en-US')} / ${ours.sessions.toLocaleString('en-US')} / ${ours.runs.toLocaleString('en-US')} / ${ours.events.toLocaleString('en-US')}`);
+  result('distinct sessions stored (copies × per copy)', `${ours.storedSessions.toLocaleString('en-US')} (${raw.copies} × ${perCopy.toFixed(1)})`, 'every copy distinct', ours.storedSessions === ours.sessions);
+  result('events stored / problems reported', `${ours.storedEvents.toLocaleString('en-US')} / ${ours.problems}`);
+  const rate = ours.events / (ours.importMs / 1000);
+  result('import wall time (importPaths)', ms(ours.importMs));
+  result('import throughput', `${Math.round(rate).toLocaleString('en-US')} events/s`);
+  result('  raw bytes per second', `${mb(raw.bytes / (ours.importMs / 1000))}/s`);
+  result('close: checkpoint (export + write + fsync)', ms(ours.closeMs));
+  result('throughput including the close', `${Math.round(ours.events / ((ours.importMs + ours.closeMs) / 1000)).toLocaleString('en-US')} events/s`);
+  result('peak RSS (kernel VmHWM / sampled)', `${mb(ours.kernelPeakRss ?? NaN)} / ${mb(ours.peakRss)}`);
+  result('peak JS heap used (sampled)', mb(ours.peakHeapUsed));
+  result('peak ArrayBuffers (sql.js database + wasm heap)', mb(ours.peakArrayBuffers));
+  result('after import: RSS / JS heap after gc', `${mb(ours.rssAfterImport)} / ${mb(ours.heapAfterGc)}`);
+  const { snapshot, journal, blobs, blobFiles } = ours.sizes;
+  const total = snapshot + journal + blobs;
+  const frac = total / raw.bytes;
+  result('store on disk after close', mb(total));
+  result('  store.sqlite (snapshot)', `${mb(snapshot)} (${pct(snapshot / raw.bytes)})`);
+  result('  journal.jsonl', `${mb(journal)} (${pct(journal / raw.bytes)})`);
+  result(`  blobs (${blobFiles.toLocaleString('en-US')} files)`, `${mb(blobs)} (${pct(blobs / raw.bytes)})`);
+  result('store size / raw transcript bytes', pct(frac), '≤ 25%', frac <= 0.25);
+  note(`blob puts ${ours.blobs.puts.toLocaleString('en-US')} (${mb(ours.blobs.putBytes)}), distinct ${ours.blobs.distinct.toLocaleString('en-US')}: the copies share their large outputs, so blobs dedupe ${ratio(ours.blobs.puts / Math.max(1, ours.blobs.distinct))}; without that the store would be ${pct((snapshot + journal + ours.blobs.putBytes) / raw.bytes)} of the raw bytes.`);
+  const blobSync = ours.frames['fsync (blob file + folder)'];
+  if (blobSync && ours.blobs.distinct) {
+    const perBlob = blobSync.ms / ours.blobs.distinct;
+    const extra = ((ours.blobs.puts - ours.blobs.distinct) * perBlob) / 1000;
+    note(`real transcripts rarely repeat a large output: had all ${ours.blobs.puts.toLocaleString('en-US')} been distinct, at the measured ${ms(perBlob)} of fsyncs per new blob (file + folder) the import would take ~${extra.toFixed(1)} s more (${Math.round(ours.events / (ours.importMs / 1000 + extra)).toLocaleString('en-US')} events/s) — an estimate, not measured.`);
+  }
+  ctx.verdicts.push(['import: store size ≤ 25% of raw bytes', frac <= 0.25]);
+  if (native) {
+    const nrate = native.events / (native.wallMs / 1000);
+    const r = rate / nrate;
+    result('better-sqlite3 import wall time', ms(native.wallMs));
+    result('better-sqlite3 throughput', `${Math.round(nrate).toLocaleString('en-US')} events/s`);
+    result('  of which parse (read + detect + same parsers)', ms(native.parseMs));
+    result('  of which prepare (keys, sha256, JSON)', ms(native.prepareMs));
+    result('  of which SQL (one transaction per file + fsync)', ms(native.sqlMs));
+    result('better-sqlite3 close (WAL checkpoint)', ms(native.closeMs));
+    result('better-sqlite3 events / peak RSS (VmHWM)', `${native.events.toLocaleString('en-US')} / ${mb(native.kernelPeakRss ?? native.peakRss)}`);
+    result('better-sqlite3 file size / raw bytes', `${mb(native.dbBytes)} (${pct(native.dbBytes / raw.bytes)})`);
+    result('import rate ours / better-sqlite3', ratio(r), '≥ 0.50×', r >= 0.5);
+    ctx.verdicts.push(['import rate ≥ 0.5× better-sqlite3', r >= 0.5]);
+    if (native.events !== ours.events) note(`event counts differ: ours ${ours.events}, better-sqlite3 ${native.events}`);
+  }
+  console.log('');
+  note('where the import time goes (exclusive time per step: a step\'s time minus the steps it called; bench/profiler.ts):');
+  const frames = Object.entries(ours.frames).sort((a, b) => b[1].ms - a[1].ms);
+  const framed = frames.reduce((a, [, v]) => a + v.ms, 0);
+  table(
+    ['step', 'calls', 'time', 'share', 'per call'],
+    [
+      ...frames.map(([k, v]) => [k, v.calls.toLocaleString('en-US'), ms(v.ms), pct(v.ms / ours.importMs), ms(v.ms / v.calls)]),
+      ['outside these steps (folder walk, sampling)', '', ms(ours.importMs - framed), pct((ours.importMs - framed) / ours.importMs), ''],
+    ],
+  );
+  if (native) note(`parse alone, the same parsers over the same files (measured in the baseline process): ${ms(native.parseMs)} — part of "importFile" above.`);
+}
+
+function pct(v: number): string {
+  return Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : 'n/a';
+}

@@ -1,0 +1,155 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createRequire } from 'node:module';
+import { openServices, type Services } from '../src/core/services';
+import { emptyReport } from '../src/core/history/importer';
+import { queryScalar } from '../src/core/store/sqlite';
+import { gc, kernelPeakRss, MemorySampler } from './memorySampler';
+import { Profiler } from './profiler';
+import { nowMs, progress } from './stats';
+import { folderSize } from './transcripts';
+
+/**
+ * Section 4's measured import, run in a fresh process (`--child import <home> <root>`) so its
+ * peak memory is the import's alone: HistoryImporter.importPaths over each copy folder in turn,
+ * with exclusive-time frames around the steps an import takes (bench/profiler.ts).
+ */
+
+export interface ImportFigures {
+  importMs: number;
+  closeMs: number;
+  openMs: number;
+  files: number;
+  sessions: number;
+  runs: number;
+  events: number;
+  problems: number;
+  storedSessions: number;
+  storedEvents: number;
+  peakRss: number;
+  kernelPeakRss: number | null;
+  peakHeapUsed: number;
+  peakArrayBuffers: number;
+  heapAfterGc: number;
+  rssAfterImport: number;
+  sizes: { snapshot: number; journal: number; blobs: number; blobFiles: number };
+  blobs: { puts: number; putBytes: number; distinct: number };
+  frames: Record<string, { ms: number; calls: number }>;
+  fsyncs: number;
+}
+
+interface Internals {
+  journal: { append(op: unknown): number };
+  lock: { withLock<T>(fn: () => T): Promise<T> };
+  appliers: Map<string, (db: unknown, op: unknown) => void>;
+}
+
+export function copyFolders(root: string): string[] {
+  return fs.readdirSync(root).filter((d) => d.startsWith('copy-')).sort().map((d) => path.join(root, d));
+}
+
+export async function importChild(home: string, root: string, wasmPath: string): Promise<ImportFigures> {
+  const mem = new MemorySampler().start();
+  const t0 = nowMs();
+  const s = await openServices({ home, wasmPath });
+  const openMs = nowMs() - t0;
+  const prof = new Profiler();
+  const blobs = instrument(s, prof);
+  const report = emptyReport();
+  const dirs = copyFolders(root);
+  const tImport = nowMs();
+  for (const [i, dir] of dirs.entries()) {
+    await s.importer.importPaths([dir], report);
+    mem.sample();
+    if ((i + 1) % Math.max(1, Math.round(dirs.length / 10)) === 0) {
+      progress(`  import: ${i + 1}/${dirs.length} copies, ${report.events.toLocaleString('en-US')} events, ${((nowMs() - tImport) / 1000).toFixed(1)} s, rss ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`);
+    }
+  }
+  const importMs = nowMs() - tImport;
+  const db = s.store.db;
+  const storedSessions = Number(queryScalar(db, 'SELECT count(*) FROM sessions'));
+  const storedEvents = Number(queryScalar(db, 'SELECT count(*) FROM events'));
+  gc();
+  const heapAfterGc = process.memoryUsage().heapUsed;
+  const rssAfterImport = process.memoryUsage().rss;
+  const frames = prof.toJSON();
+  const tClose = nowMs();
+  s.store.close(); // checkpoints: the journal tail is far over the 1 MB threshold
+  const closeMs = nowMs() - tClose;
+  mem.stop();
+  const blobFolder = folderSize(path.join(home, 'blobs'));
+  return {
+    importMs, closeMs, openMs,
+    files: report.files, sessions: report.sessions, runs: report.runs, events: report.events, problems: report.problems.length,
+    storedSessions, storedEvents,
+    peakRss: mem.peakRss, kernelPeakRss: kernelPeakRss() ?? null, peakHeapUsed: mem.peakHeapUsed, peakArrayBuffers: mem.peakArrayBuffers,
+    heapAfterGc, rssAfterImport,
+    sizes: { snapshot: fileSize(path.join(home, 'store.sqlite')), journal: fileSize(path.join(home, 'journal.jsonl')), blobs: blobFolder.bytes, blobFiles: blobFolder.files },
+    blobs,
+    frames,
+    fsyncs: Object.entries(frames).filter(([k]) => k.startsWith('fsync') || k.startsWith('fdatasync')).reduce((a, [, v]) => a + v.calls, 0),
+  };
+}
+
+/**
+ * Frames around every step of an import. Private members are reached by name: this is a
+ * measurement harness, and a renamed member fails loudly here rather than measuring nothing.
+ */
+function instrument(s: Services, prof: Profiler): ImportFigures['blobs'] {
+  const internals = s.store as unknown as Internals;
+  const counts = { puts: 0, putBytes: 0, distinct: 0 };
+  const seen = new Set<string>();
+  const put = s.store.blobs.put.bind(s.store.blobs);
+  s.store.blobs.put = (content: string | Uint8Array) => {
+    const hash = put(content);
+    counts.puts++;
+    counts.putBytes += typeof content === 'string' ? Buffer.byteLength(content) : content.length;
+    if (!seen.has(hash)) {
+      seen.add(hash);
+      counts.distinct++;
+    }
+    return hash;
+  };
+  prof.wrapSync(s.store.blobs, 'put', 'blob put: sha256, write, rename');
+  prof.wrapAsync(s.importer, 'importFile', 'importFile: stat, read, detect, parse');
+  prof.wrapAsync(s.importer, 'importSession', 'importSession: keys, run ids, hooks');
+  prof.wrapSync(s.importer, 'prepare', 'prepare: per-event sha256 + JSON');
+  prof.wrapAsync(s.chapters, 'linkImported', 'chapters link hook');
+  const withLock = internals.lock.withLock.bind(internals.lock);
+  internals.lock.withLock = <T>(fn: () => T): Promise<T> => {
+    prof.enter('lock file: acquire/release');
+    return withLock(() => {
+      prof.enter('decide: read existing keys, diff');
+      try {
+        return fn();
+      } finally {
+        prof.exit();
+      }
+    }).finally(() => prof.exit());
+  };
+  prof.wrapSync(internals.journal, 'append', 'journal append: stringify + write');
+  prof.wrapSync(s.store, 'refresh', 'catch-up: re-read + JSON.parse the line');
+  for (const [name, apply] of internals.appliers) {
+    internals.appliers.set(name, (db, op) => {
+      prof.enter(`apply ${name}`);
+      try {
+        apply(db, op);
+      } finally {
+        prof.exit();
+      }
+    });
+  }
+  // The store reaches node:fs through the module object, so the sync calls can be timed there.
+  const nodeFs = createRequire(__filename)('node:fs') as Record<string, unknown>;
+  prof.wrapSync(nodeFs, 'fsyncSync', () => `fsync (${prof.current?.startsWith('blob') ? 'blob file + folder' : 'other'})`);
+  prof.wrapSync(nodeFs, 'fdatasyncSync', 'fdatasync (journal)');
+  return counts;
+}
+
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
