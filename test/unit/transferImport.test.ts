@@ -88,7 +88,7 @@ describe('apply_import and undo_import', () => {
     const preview = await call(s, 'preview_import', { label: 'dates', files });
     expect(preview).toMatchObject({ ok: true, dates_clamped: [{ index: 0, path: 'future.md', claimed: '2099-01-01T00:00:00.000Z' }] });
     const applied = await call(s, 'apply_import', { batchId: preview.batchId });
-    expect(applied).toMatchObject({ ok: true, created: ['Imported/dates/future.md'] });
+    expect(applied).toMatchObject({ ok: true, created: ['Imported/dates/future.md'], dates_clamped: [{ path: 'Imported/dates/future.md', claimed: '2099-01-01T00:00:00.000Z' }] });
     const writeTime = Date.parse(String(applied.applied_at));
     const noteDate = Number(queryScalar(s.store.db, "SELECT note_date FROM vault_files WHERE path = 'Imported/dates/future.md' AND retired_at IS NULL"));
     expect(Math.abs(noteDate - writeTime)).toBeLessThanOrEqual(2000);

@@ -6,7 +6,6 @@ import type { Store } from '../store/store';
 import { Conditions, queryRows, type Database } from '../store/sqlite';
 import { escapeControls, normalizeKey, textProblem } from '../text/textRules';
 import { iso, parseInstant } from '../text/time';
-import { countTokens } from '../text/tokens';
 import { memoryCounts } from './memoryCounts';
 import { MEMORY_FTS, type FactSaved } from './memorySchema';
 import { DEFAULT_SCOPE, scopeProblem } from './scope';
@@ -209,7 +208,7 @@ export class MemoryService {
         score: round(h.bm25),
       };
     });
-    return { ok: true as const, query: input.query, hits, total: found.total, shown: hits.length, tokens: countTokens(JSON.stringify(hits)), index: this.vault.index() };
+    return { ok: true as const, query: input.query, hits, total: found.total, shown: hits.length, index: this.vault.index() };
   }
 
   status() {

@@ -28,16 +28,17 @@ export interface FeedQuery {
  * What was saved in the store, newest first, read straight from the memory tables rather than
  * copied: facts (a fact's own sentence is the note behind it, so that note is not listed
  * twice), notes saved on their own, and answers to this reader's own requests. Authors are the
- * writes' `source`; "own" is a write whose source is this connection's name.
+ * writes' `source`; "own" is a write whose source is this connection's name. Retired memories
+ * are out of recall, so they are out of this feed too.
  */
 export function readFeed(db: Database, q: FeedQuery): FeedItem[] {
   const arms: { sql: string; params: SqlValue[] }[] = [
     {
-      sql: `SELECT 'fact' AS kind, 'fact:' || id AS ref, recorded_at AS at, source AS author, scope, subject || ' · ' || predicate || ' → ' || object AS text, NULL AS request_id FROM facts WHERE ${common('recorded_at', "'fact:' || id", 'source', q)}`,
+      sql: `SELECT 'fact' AS kind, 'fact:' || id AS ref, recorded_at AS at, source AS author, scope, subject || ' · ' || predicate || ' → ' || object AS text, NULL AS request_id FROM facts WHERE retired_at IS NULL AND ${common('recorded_at', "'fact:' || id", 'source', q)}`,
       params: commonParams(q),
     },
     {
-      sql: `SELECT 'note', id, created_at, source, scope, text, NULL FROM notes WHERE fact_id IS NULL AND ${common('created_at', 'id', 'source', q)}`,
+      sql: `SELECT 'note', id, created_at, source, scope, text, NULL FROM notes WHERE fact_id IS NULL AND retired_at IS NULL AND ${common('created_at', 'id', 'source', q)}`,
       params: commonParams(q),
     },
     {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
+import { parseFrontMatter } from '../memory/vault/frontMatter';
 import { retireMemory } from '../memory/vault/retirement';
 import { absolutePath } from '../memory/vault/vaultLayout';
 import type { VaultService } from '../memory/vault/vaultService';
@@ -68,6 +69,7 @@ export class ImportService {
       const created: CreatedFile[] = [];
       const conflicts: string[] = [];
       const unchanged: string[] = [];
+      const texts = new Map<string, string>();
       for (const p of this.plan(JSON.parse(String(batch.files)) as StagedFile[])) {
         if (p.disk === 'same') unchanged.push(p.file.target);
         else if (p.disk === 'different') conflicts.push(p.file.target);
@@ -75,6 +77,7 @@ export class ImportService {
           try {
             writeFileSynced(absolutePath(this.vault.root, p.file.target), p.file.markdown, true);
             created.push({ path: p.file.target, hash: sha256(p.file.markdown) });
+            texts.set(p.file.target, p.file.markdown);
           } catch (err) {
             if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
             conflicts.push(p.file.target); // appeared after we looked: still never overwritten
@@ -82,7 +85,7 @@ export class ImportService {
         }
       }
       const op: ImportApplied = { op: 'transfer.import.applied', at: now, id: batchId, created, conflicts, unchanged };
-      return { op, result: op };
+      return { op, result: { ...op, texts } };
     });
     if (isRefusal(result)) return result;
     // The vault's indexer reads the new files, exactly as index_memory would.
@@ -95,6 +98,11 @@ export class ImportService {
       conflicts: result.conflicts.map((path) => ({ path, reason: 'a different file is already there; it was kept and this file not written' })),
       unchanged: result.unchanged,
       indexed: { files: tally.files.added + tally.files.modified, chunks: tally.chunks, skipped: tally.skipped },
+      // The indexer dates each note no later than its file was written; these claimed a later date.
+      dates_clamped: result.created.flatMap((c) => {
+        const date = parseFrontMatter(result.texts.get(c.path) ?? '').date;
+        return date !== undefined && date > result.at ? [{ path: c.path, claimed: iso(date), clamped_to: 'the file\'s write time' }] : [];
+      }),
       creates: 'notes' as const,
     };
   }

@@ -43,7 +43,8 @@ export async function startServe(home: string, env: Record<string, string> = {})
     token: fs.readFileSync(ready.tokenFile, 'utf8').trim(),
     output: () => out + err,
     async stop() {
-      if (proc.exitCode !== null) return;
+      // A server killed by a signal has exitCode null but signalCode set: it is gone already.
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
       await exited;
