@@ -76,6 +76,12 @@ if (!only || only.has('cli') || only.has('extension')) {
   // The one binary piece of the engine: sql.js's wasm, loaded from beside the bundle.
   fs.copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(root, 'dist/sql-wasm.wasm'));
 }
-if ((!only || only.has('webview')) && fs.existsSync(path.join(root, 'webview'))) await buildWebviews();
+if ((!only || only.has('webview')) && fs.existsSync(path.join(root, 'webview'))) {
+  await buildWebviews();
+  // VS Code's icon font, served beside the bundles (the webviews' CSP allows fonts from there).
+  for (const f of ['codicon.css', 'codicon.ttf']) {
+    fs.copyFileSync(path.join(root, 'node_modules/@vscode/codicons/dist', f), path.join(root, 'dist/webview', f));
+  }
+}
 if (fs.existsSync(path.join(root, 'dist/cli.js'))) fs.chmodSync(path.join(root, 'dist/cli.js'), 0o755);
 console.log(`built ${only ? [...only].join(', ') : 'extension, cli, server, webviews'} into dist/`);

@@ -14,6 +14,8 @@ export interface WebviewDocument {
   cspSource: string;
   scriptUri: string;
   styleUri: string;
+  /** VS Code's icon font (codicon.css beside the bundles), so views use the editor's own icons. */
+  codiconUri?: string;
   nonce?: string;
 }
 
@@ -36,7 +38,7 @@ export function webviewDocument(doc: WebviewDocument): string {
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${attr(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${attr(doc.styleUri)}">
+${doc.codiconUri ? `<link rel="stylesheet" href="${attr(doc.codiconUri)}">\n` : ''}<link rel="stylesheet" href="${attr(doc.styleUri)}">
 <title>${attr(doc.title)}</title>
 </head>
 <body>
@@ -57,6 +59,7 @@ export function renderWebview(webview: vscode.Webview, extensionUri: vscode.Uri,
     cspSource: webview.cspSource,
     scriptUri: webview.asWebviewUri(under(`${name}.js`)).toString(),
     styleUri: webview.asWebviewUri(under(`${name}.css`)).toString(),
+    codiconUri: webview.asWebviewUri(under('codicon.css')).toString(),
   });
 }
 

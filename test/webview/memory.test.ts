@@ -54,7 +54,7 @@ function serve(): Promise<http.Server> {
     const url = new URL(req.url ?? '/', origin);
     if (url.pathname === '/') {
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(webviewDocument({ name: 'memory', title: 'Memory', cspSource: origin, scriptUri: `${origin}/memory.js`, styleUri: `${origin}/memory.css` }));
+      res.end(webviewDocument({ name: 'memory', title: 'Memory', cspSource: origin, scriptUri: `${origin}/memory.js`, styleUri: `${origin}/memory.css`, codiconUri: `${origin}/codicon.css` }));
       return;
     }
     // Chromium asks for a favicon on its own; a VS Code webview never does.

@@ -37,7 +37,7 @@ export function RowView({ row, open, inChapter, target, text, actions }: RowProp
     <article class={cls} data-seq={row.seq} data-kind={row.kind} aria-label={`${LABEL[row.kind]}, seq ${row.seq}`}>
       <div class="row-head">
         <button type="button" class="toggle" aria-expanded={open} onClick={() => actions.toggle(row.seq)} title={open ? 'Close' : 'Show all of it'}>
-          <span class="chevron" aria-hidden="true">{open ? '▾' : '▸'}</span>
+          <span class={`chevron codicon codicon-chevron-${open ? 'down' : 'right'}`} aria-hidden="true" />
           <span class="who">{row.kind === 'tool' || (row.kind === 'tool_result' && row.toolName) ? (row.toolName ?? 'Tool') : row.kind === 'other' ? (row.rawKind ?? 'note') : LABEL[row.kind]}</span>
           {compact && !open && <span class="inline-preview">{row.preview.replace(/\s+/g, ' ')}</span>}
         </button>
@@ -124,7 +124,7 @@ export function ChapterHeader({ chapter, collapsed, rows, onToggle }: { chapter:
   return (
     <div class={`chapter${collapsed ? ' collapsed' : ''}`} data-chapter={chapter.id}>
       <button type="button" class="toggle chapter-toggle" aria-expanded={!collapsed} onClick={onToggle} title={chapter.summary}>
-        <span class="chevron" aria-hidden="true">{collapsed ? '▸' : '▾'}</span>
+        <span class={`chevron codicon codicon-chevron-${collapsed ? 'right' : 'down'}`} aria-hidden="true" />
         <span class="chapter-badge">Chapter</span>
         <span class="chapter-title">{chapter.title}</span>
       </button>

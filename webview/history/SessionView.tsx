@@ -99,7 +99,7 @@ function OutcomeBanner({ outcome, onDismiss }: { outcome: Outcome; onDismiss: ()
         </p>
       )}
       <button type="button" class="link-button" onClick={onDismiss} aria-label="Dismiss">
-        ✕
+        <span class="codicon codicon-close" aria-hidden="true" />
       </button>
     </div>
   );

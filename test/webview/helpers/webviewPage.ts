@@ -44,7 +44,7 @@ const DARK: Record<string, string> = {
   '--vscode-editor-font-family': 'monospace',
 };
 
-const TYPES: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
+const TYPES: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.ttf': 'font/ttf' };
 
 export function ensureBuilt(name: string): void {
   if (!fs.existsSync(path.join(DIST, `${name}.js`))) {
@@ -59,7 +59,7 @@ export function serve(name: string, title: string): Promise<http.Server> {
     const url = new URL(req.url ?? '/', origin);
     if (url.pathname === '/') {
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(webviewDocument({ name, title, cspSource: origin, scriptUri: `${origin}/${name}.js`, styleUri: `${origin}/${name}.css` }));
+      res.end(webviewDocument({ name, title, cspSource: origin, scriptUri: `${origin}/${name}.js`, styleUri: `${origin}/${name}.css`, codiconUri: `${origin}/codicon.css` }));
       return;
     }
     // Chromium asks for a favicon on its own; a VS Code webview never does.
