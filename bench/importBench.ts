@@ -25,10 +25,9 @@ export interface ImportStage {
 const MiB = 1024 * 1024;
 
 /** Writes the transcripts and imports them (the store is left closed at `home` for section 5). */
-export function runImport(ctx: BenchContext, withBaseline: boolean): ImportStage {
-  const targetMb = ctx.arg('import-mb', 100);
-  const root = path.join(ctx.tmp, 'transcripts');
-  const home = path.join(ctx.tmp, 'imported');
+export function runImport(ctx: BenchContext, withBaseline: boolean, targetMb: number): ImportStage {
+  const root = path.join(ctx.tmp, `transcripts-${targetMb}`);
+  const home = path.join(ctx.tmp, `imported-${targetMb}`);
   fs.rmSync(root, { recursive: true, force: true });
   fs.rmSync(home, { recursive: true, force: true });
   const fixtures = defaultFixturesDir();
@@ -45,6 +44,12 @@ export function runImport(ctx: BenchContext, withBaseline: boolean): ImportStage
     fs.rmSync(path.join(ctx.tmp, 'native-import.sqlite'), { force: true });
   }
   return { home, raw, ours, native, replicateMs };
+}
+
+/** Removes a stage's transcripts and store (a 1 GB stage should not sit on disk while the next section runs). */
+export function dropImport(stage: ImportStage): void {
+  fs.rmSync(stage.raw.root, { recursive: true, force: true });
+  fs.rmSync(stage.home, { recursive: true, force: true });
 }
 
 function runChild<T>(ctx: BenchContext, args: string[]): T {

@@ -7,7 +7,7 @@ import { countTokens } from '../src/core/text/tokens';
 import { parseSections, type BenchContext } from './context';
 import { runContextSection } from './contextBench';
 import { importChild } from './importChild';
-import { printImport, runImport } from './importBench';
+import { dropImport, printImport, runImport } from './importBench';
 import { runLcmSection } from './lcmBench';
 import { runMemorySections } from './memorySections';
 import { nativeImportChild } from './nativeImport';
@@ -19,7 +19,8 @@ import { heading, ms, nowMs, result } from './stats';
  *
  *   node --expose-gc dist/bench.js [--only remember,open,search,import,lcm,context] [--keep]
  *     sections 1–3: [--scale 0.2] [--rounds 9] [--remember 1000]
- *     section 4–5:  [--import-mb 100] (transcripts to import; lcm_grep runs over the same store)
+ *     section 4:    [--import-mb 100] (transcripts imported, against better-sqlite3)
+ *     section 5:    [--lcm-mb 1024] (transcripts imported for lcm_grep; section 4's store when equal)
  *     section 6:    [--facts 50000] [--notes 20000]
  *
  * --only runs some sections (names above, comma-separated); --keep leaves the stores in the
@@ -104,12 +105,21 @@ async function bench(): Promise<void> {
   console.log(`load average at start ${loadStart.map((l) => l.toFixed(2)).join(' ')} (other work on this machine skews every figure); sections: ${[...want].join(', ')}`);
   try {
     if (want.has('remember') || want.has('open') || want.has('search')) await runMemorySections(ctx);
-    if (want.has('import') || want.has('lcm')) {
-      const stage = runImport(ctx, want.has('import'));
-      if (want.has('import')) printImport(ctx, stage);
-      else console.log(`\n(section 4 not selected: imported ${stage.ours.events.toLocaleString('en-US')} events from ${(stage.raw.bytes / 1048576).toFixed(1)} MB of transcripts in ${ms(stage.ours.importMs)} for section 5)`);
-      if (want.has('lcm')) await runLcmSection(ctx, stage);
+    // Section 4 imports --import-mb (default 100) with its native baseline; section 5 greps a store
+    // of --lcm-mb (default 1024), imported the same way, or section 4's when the sizes agree.
+    const importMb = arg('import-mb', 100);
+    const lcmMb = arg('lcm-mb', 1024);
+    let stage = want.has('import') ? runImport(ctx, true, importMb) : undefined;
+    if (stage) printImport(ctx, stage);
+    if (want.has('lcm')) {
+      if (stage && lcmMb !== importMb) dropImport(stage);
+      if (!stage || lcmMb !== importMb) {
+        stage = runImport(ctx, false, lcmMb);
+        console.log(`\n(for section 5: imported ${stage.ours.events.toLocaleString('en-US')} events from ${(stage.raw.bytes / 1048576).toFixed(1)} MB of transcripts in ${ms(stage.ours.importMs)}, ${Math.round(stage.ours.events / (stage.ours.importMs / 1000)).toLocaleString('en-US')} events/s; peak RSS ${((stage.ours.kernelPeakRss ?? stage.ours.peakRss) / 1048576).toFixed(0)} MB; store ${((stage.ours.sizes.snapshot + stage.ours.sizes.journal + stage.ours.sizes.blobs) / 1048576).toFixed(1)} MB)`);
+      }
+      await runLcmSection(ctx, stage);
     }
+    if (stage) dropImport(stage);
     if (want.has('context')) await runContextSection(ctx);
 
     heading('summary');

@@ -315,10 +315,11 @@ describe('session-history panel, real Chromium against a real store', () => {
     const id = sessionIdOf('claude-code', BIG_ID);
     opening = { sessionId: INIT };
     await page.reload();
-    await expect.poll(() => page.locator('.session.selected').getAttribute('data-session'), { timeout: 15_000 }).toBe(INIT);
+    // Generous waits: the 10,000-row session takes seconds to load on a busy two-core machine.
+    await expect.poll(() => page.locator('.session.selected').getAttribute('data-session', { timeout: 5_000 }), { timeout: 45_000 }).toBe(INIT);
     await hostPost(page, { type: 'reveal', sessionId: id, seq: 5001 });
-    await expect.poll(() => page.locator('.row.target').getAttribute('data-seq'), { timeout: 15_000 }).toBe('5001');
-  });
+    await expect.poll(() => page.locator('.row.target').getAttribute('data-seq', { timeout: 5_000 }), { timeout: 45_000 }).toBe('5001');
+  }, 120_000);
 
   it('drops malformed messages and ran under the strict CSP without a violation', async () => {
     const bad = [
