@@ -109,17 +109,18 @@ async function bench(): Promise<void> {
     // of --lcm-mb (default 1024), imported the same way, or section 4's when the sizes agree.
     const importMb = arg('import-mb', 100);
     const lcmMb = arg('lcm-mb', 1024);
+    const keep = process.argv.includes('--keep') || reuse !== undefined;
     let stage = want.has('import') ? runImport(ctx, true, importMb) : undefined;
     if (stage) printImport(ctx, stage);
     if (want.has('lcm')) {
-      if (stage && lcmMb !== importMb) dropImport(stage);
+      if (stage && lcmMb !== importMb && !keep) dropImport(stage);
       if (!stage || lcmMb !== importMb) {
         stage = runImport(ctx, false, lcmMb);
         console.log(`\n(for section 5: imported ${stage.ours.events.toLocaleString('en-US')} events from ${(stage.raw.bytes / 1048576).toFixed(1)} MB of transcripts in ${ms(stage.ours.importMs)}, ${Math.round(stage.ours.events / (stage.ours.importMs / 1000)).toLocaleString('en-US')} events/s; peak RSS ${((stage.ours.kernelPeakRss ?? stage.ours.peakRss) / 1048576).toFixed(0)} MB; store ${((stage.ours.sizes.snapshot + stage.ours.sizes.journal + stage.ours.sizes.blobs) / 1048576).toFixed(1)} MB)`);
       }
       await runLcmSection(ctx, stage);
     }
-    if (stage) dropImport(stage);
+    if (stage && !keep) dropImport(stage);
     if (want.has('context')) await runContextSection(ctx);
 
     heading('summary');

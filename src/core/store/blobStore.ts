@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
-import { syncFolder } from './snapshot';
+import { createHash } from 'node:crypto';
+import { replaceFileDurably } from './durableFile';
 
 /**
  * Content-addressed files for large payloads (tool outputs, artifacts, raw imported lines), so
@@ -19,16 +19,7 @@ export class BlobStore {
     const file = this.pathOf(hash);
     if (fs.existsSync(file)) return hash;
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-    const fd = fs.openSync(tmp, 'w');
-    try {
-      fs.writeSync(fd, bytes);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, file);
-    syncFolder(path.dirname(file));
+    replaceFileDurably(file, bytes);
     return hash;
   }
 

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { replaceFileDurably } from './durableFile';
 import { StoreCorruptError } from './errors';
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
@@ -33,18 +33,9 @@ function describeDamage(data: Buffer): string | undefined {
   return undefined;
 }
 
-/** Writes to a temp file, syncs it, renames it over the snapshot and syncs the folder. */
+/** The snapshot is replaced whole or not at all. */
 export function writeSnapshot(file: string, data: Uint8Array): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  syncFolder(path.dirname(file));
+  replaceFileDurably(file, data);
 }
 
 /** Moves a damaged file aside (never deletes it) and returns where it went. */
@@ -52,17 +43,4 @@ export function setAside(file: string, now: number): string {
   const aside = `${file}.corrupt-${new Date(now).toISOString().replace(/[:.]/g, '-')}`;
   fs.renameSync(file, aside);
   return aside;
-}
-
-export function syncFolder(dir: string): void {
-  try {
-    const fd = fs.openSync(dir, 'r');
-    try {
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    // Some platforms (Windows) cannot open a folder for sync; the rename is still atomic there.
-  }
 }

@@ -1,24 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { EventKind, ParsedEvent, ParseResult } from '../../../src/core/history/parsedSession';
+import type { ParseResult } from '../../../src/core/history/parsedSession';
 import { parseClaudeCode } from '../../../src/core/history/parsers/claudeCode';
 import { transcriptFixtures } from '../helpers/fixtures';
+import { countKinds, jsonl, type Counts } from './parserTestKit';
 
 const DIR = path.join(transcriptFixtures(), 'claude-code');
 const read = (rel: string): string => fs.readFileSync(path.join(DIR, rel), 'utf8');
 const parse = (rel: string, text = read(rel)): ParseResult => parseClaudeCode(path.join(DIR, rel), text);
-const jsonl = (...records: object[]): string => records.map((r) => JSON.stringify(r)).join('\n') + '\n';
-
-type Counts = Partial<Record<EventKind | 'errors', number>>;
-function countKinds(events: readonly ParsedEvent[]): Counts {
-  const c: Counts = {};
-  for (const e of events) {
-    c[e.kind] = (c[e.kind] ?? 0) + 1;
-    if (e.isError) c.errors = (c.errors ?? 0) + 1;
-  }
-  return c;
-}
 
 const A = '50a7220d-7250-46f3-b38e-b716ce25032e';
 const B = 'b3a7bd3c-5a10-4e7b-8ff0-7fc0cd6d1093';

@@ -1,24 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { EventKind, ParsedEvent, ParseResult } from '../../../src/core/history/parsedSession';
+import type { ParseResult } from '../../../src/core/history/parsedSession';
 import { parseCodex } from '../../../src/core/history/parsers/codex';
 import { transcriptFixtures } from '../helpers/fixtures';
+import { countKinds, jsonl, type Counts } from './parserTestKit';
 
 const DIR = path.join(transcriptFixtures(), 'codex');
 const read = (name: string): string => fs.readFileSync(path.join(DIR, name), 'utf8');
 const parse = (name: string, text = read(name)): ParseResult => parseCodex(path.join(DIR, name), text);
-const jsonl = (...records: object[]): string => records.map((r) => JSON.stringify(r)).join('\n') + '\n';
-
-type Counts = Partial<Record<EventKind | 'errors', number>>;
-function countKinds(events: readonly ParsedEvent[]): Counts {
-  const c: Counts = {};
-  for (const e of events) {
-    c[e.kind] = (c[e.kind] ?? 0) + 1;
-    if (e.isError) c.errors = (c.errors ?? 0) + 1;
-  }
-  return c;
-}
 
 const ROLLOUT = 'rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl';
 const SIMONW = 'simonw_sample_codex_session_0.77.0.jsonl';
