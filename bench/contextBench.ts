@@ -6,6 +6,7 @@ import { countTokens } from '../src/core/text/tokens';
 import { getContextTool } from '../src/core/tools/getContext';
 import { bulkLoad } from './bulkLoad';
 import { printSelfTime, profiled } from './cpuProfile';
+import { sqlProfile } from './sqlProfile';
 import type { BenchContext } from './context';
 import { defaultFixturesDir, loadVocabulary, messageGenerator } from './corpus';
 import { gc } from './memorySampler';
@@ -91,6 +92,9 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
     progress(`context: ${all.length} requests × ${rounds} rounds at max_tokens 800, then every request at 128 and 4,000`);
     const times = new Map<string, number[]>(all.map((a) => [a.q, []]));
     const first: number[] = [];
+    const firstReply = new Map<string, string>();
+    const changed: string[] = [];
+    let secondReply: { q: string; first: string; second: string } | undefined;
     let worst = { used: 0, budget: 1, counted: 0, q: '' };
     let over = 0;
     let mismatched = 0;
@@ -111,6 +115,11 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
         const dt = nowMs() - t;
         times.get(a.q)!.push(dt);
         if (r === 0) first.push(dt);
+        if (r === 0) firstReply.set(a.q, JSON.stringify(reply));
+        else if (r === 1 && firstReply.get(a.q) !== JSON.stringify(reply)) {
+          changed.push(a.q);
+          if (ctx.diag && changed.length === 1) secondReply = { q: a.q, first: firstReply.get(a.q) as string, second: JSON.stringify(reply) };
+        }
         check(a.q, 800, reply);
         if (r === 0 && a.rule) {
           const facts = ((reply as { facts?: { subject?: string; predicate?: string }[] }).facts ?? []);
@@ -159,6 +168,16 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
     result('replies over budget (countTokens of the JSON)', `${over} of ${replies}`, '0', over === 0);
     result('largest share of the budget used', `${worst.counted}/${worst.budget} tokens (${((worst.counted / worst.budget) * 100).toFixed(1)}%)`);
     note(`that reply: "${worst.q}"; the reply's own budget.used said ${worst.used}. Replies whose budget.used differs from countTokens of the JSON: ${mismatched}.`);
+    result('replies that differ between the 1st and 2nd call', `${changed.length} of ${all.length}`, '0 (same store, same request)', changed.length === 0);
+    if (changed.length) note(`e.g. ${changed.slice(0, 3).map((q) => `"${q}"`).join(', ')}`);
+    if (secondReply) {
+      const sum = (json: string) => {
+        const r = JSON.parse(json) as { facts?: { id?: string }[]; notes?: { id?: string }[]; left_out?: object; budget?: { used?: number } };
+        return `facts ${r.facts?.length ?? 0} [${(r.facts ?? []).slice(0, 4).map((f) => f.id).join(' ')}…], notes ${r.notes?.length ?? 0} [${(r.notes ?? []).slice(0, 3).map((n) => n.id).join(' ')}…], left_out ${JSON.stringify(r.left_out)}, used ${r.budget?.used}`;
+      };
+      note(`diag, "${secondReply.q}": 1st call ${sum(secondReply.first)}`);
+      note(`diag, "${secondReply.q}": 2nd call ${sum(secondReply.second)}`);
+    }
     const rf = ruleHits.filter((h) => h.rulesFirst).length;
     const fr = ruleHits.filter((h) => h.firstIsRule).length;
     const ex = ruleHits.filter((h) => h.expected).length;
@@ -173,6 +192,15 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
         for (const a of all) await getContextTool.run({ query: a.q }, s, { client: 'bench' });
       });
       printSelfTime(profile);
+      console.log('');
+      note('the same round again, time inside SQLite per statement:');
+      const sql = sqlProfile(s.store.db);
+      try {
+        for (const a of all) await getContextTool.run({ query: a.q }, s, { client: 'bench' });
+      } finally {
+        sql.stop();
+      }
+      sql.print();
     }
   } finally {
     s.store.close();

@@ -3,7 +3,7 @@ import { refuse, type Refusal } from '../refusal';
 import { searchFts, snippets, type SearchOutcome, type SearchRequest } from '../search/ftsSearch';
 import { sortValue, topK, type Ranked, type SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
-import { Conditions, queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import { Conditions, queryRows, type Database, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
 import { conversationIds, type ConversationScope } from './conversations';
 import { EXCLUDED_SOURCES } from './lcmConfig';
@@ -230,36 +230,45 @@ export class LcmGrep {
   }
 }
 
-/** Over-fetching by up to this many excluded rows is cheaper than the filter; past it the filter runs. */
-const EXCLUDED_OVERFETCH_MAX = 2_000;
+/** Past this many excluded rows the scope filter runs instead (collecting their ids costs more than it saves). */
+const EXCLUDED_MAX = 2_000;
+/** The first over-fetch: enough when few excluded rows rank near the top, as is usual. */
+const FIRST_OVERFETCH = 32;
 
 /**
  * Full-text search of every conversation's messages, leaving out the excluded sources (Recollect's
  * own tool-call log). A filter on the scope column makes the scorer read every match's row, which
  * on a common word costs more than the search itself. The excluded rows are few, so instead the
- * search runs unfiltered for `limit` + their count and they are dropped afterwards: scores do not
- * depend on the filter (the corpus statistics are the whole table's either way) and the order is
- * total, so the result is exactly the filtered search's. Relevance only: the other sorts read
- * every match's date anyway, and a time bound is a filter of its own.
+ * search runs unfiltered for a few more than `limit` and they are dropped afterwards: scores do
+ * not depend on the filter (the corpus statistics are the whole table's either way) and the order
+ * is total, so the first `limit` rows left are exactly the filtered search's. When too few are
+ * left, it runs again over-fetching by every excluded row, which always suffices. Relevance
+ * only: the other sorts read every match's date anyway, and a time bound is a filter of its own.
  */
 function allMessages(db: Database, req: Omit<SearchRequest, 'filters' | 'excludeScopes'>): SearchOutcome {
   const filtered = () => searchFts(db, HISTORY_FTS, { ...req, excludeScopes: EXCLUDED_SOURCES });
   if ((req.sort ?? 'relevance') !== 'relevance' || req.since !== undefined || req.before !== undefined || req.scope !== undefined) return filtered();
-  const excluded = Number(
-    queryScalar(db, `SELECT count(*) FROM events e JOIN sessions s ON s.id = e.session_id WHERE s.source IN (${EXCLUDED_SOURCES.map(() => '?').join(',')})`, [...EXCLUDED_SOURCES]),
+  // Event ids are the index's docids; they come from the sessions' index entries, not from the rows.
+  const ids = queryRows(
+    db,
+    `SELECT e.id FROM events e JOIN sessions s ON s.id = e.session_id WHERE s.source IN (${EXCLUDED_SOURCES.map(() => '?').join(',')}) LIMIT ?`,
+    [...EXCLUDED_SOURCES, EXCLUDED_MAX + 1],
   );
-  if (excluded > EXCLUDED_OVERFETCH_MAX) return filtered();
-  const r = searchFts(db, HISTORY_FTS, { ...req, limit: req.limit + excluded });
-  if (!r.ok || !excluded || !r.hits.length) return r;
-  const docids = r.hits.map((h) => h.docid);
-  const drop = new Set(
-    queryRows(db, `SELECT docid FROM ${HISTORY_FTS} WHERE docid IN (${docids.map(() => '?').join(',')}) AND scope IN (${EXCLUDED_SOURCES.map(() => '?').join(',')})`, [...docids, ...EXCLUDED_SOURCES]).map((row) => Number(row.docid)),
-  );
-  const kept = r.hits.filter((h) => !drop.has(h.docid));
-  // Every match was fetched when the total fits the over-fetch, so the count is exact; otherwise
-  // more than `limit` remain whatever the excluded ones were, which is all `truncated` needs.
-  const total = r.total <= req.limit + excluded ? r.total - drop.size : r.total - excluded;
-  return { ...r, hits: kept.slice(0, req.limit), total };
+  if (ids.length > EXCLUDED_MAX) return filtered();
+  const excluded = new Set(ids.map((r) => Number(r.id)));
+  const run = (extra: number) => {
+    const r = searchFts(db, HISTORY_FTS, { ...req, limit: req.limit + extra });
+    if (!r.ok) return r;
+    const kept = r.hits.filter((h) => !excluded.has(h.docid));
+    // Every match fetched: the count is exact. Otherwise the count is only known to exceed
+    // `limit` (more than `limit` kept, or more left than there are excluded rows), which is all
+    // `truncated` needs; with `limit` kept and no such proof, the next run decides.
+    if (r.total <= r.hits.length) return { ...r, hits: kept.slice(0, req.limit), total: kept.length };
+    const moreThanLimit = kept.length > req.limit || (kept.length === req.limit && r.total - excluded.size > req.limit);
+    return moreThanLimit ? { ...r, hits: kept.slice(0, req.limit), total: r.total - (r.hits.length - kept.length) } : undefined;
+  };
+  if (!excluded.size) return searchFts(db, HISTORY_FTS, req);
+  return (excluded.size > FIRST_OVERFETCH ? run(FIRST_OVERFETCH) : undefined) ?? run(excluded.size) ?? filtered();
 }
 
 function sources(scope: GrepScope): Source[] {
