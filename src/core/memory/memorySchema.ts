@@ -3,7 +3,7 @@ import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import { queryRows, queryScalar, type Database } from '../store/sqlite';
 import { normalizeKey } from '../text/textRules';
-import { insertEntryRow, recordDailyStat } from './vault/indexRows';
+import { insertEntryRow, recordDailyStat, type EntryRow } from './vault/indexRows';
 import { MEMORY_FTS_TABLE } from './vault/tableNames';
 import { vaultAppliers } from './vault/vaultAppliers';
 import { VAULT_MIGRATION, VAULT_RECORD_VERSION_MIGRATION, type FileStat } from './vault/vaultSchema';
@@ -27,17 +27,8 @@ export interface FactSaved extends Operation {
 }
 
 /** A line appended to a day's log (a statement saved on its own, or the sentence behind a fact). */
-export interface NoteAdded extends Operation {
+export interface NoteAdded extends Operation, Omit<EntryRow, 'at'> {
   op: 'memory.note.added';
-  id: string;
-  path: string;
-  day: string;
-  text: string;
-  scope: string;
-  source: string;
-  timezone: string | null;
-  cites: string[];
-  factId: string | null;
   /** The day log's stat after the writer appended this entry; null when the file had unindexed edits. */
   file?: FileStat | null | undefined;
 }
