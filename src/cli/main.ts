@@ -9,6 +9,7 @@ import { findTool, TOOLS } from '../core/tools/registry';
 import { DEFAULT_PORT, startHttpServer } from './httpServer';
 import { ensureToken } from './httpToken';
 import { serveMcpStdio } from './mcpServer';
+import { EVAL_USAGE, evalCommand } from './eval/evalCommand';
 
 declare const __RECOLLECT_VERSION__: string;
 const VERSION = typeof __RECOLLECT_VERSION__ === 'string' ? __RECOLLECT_VERSION__ : '0.0.0-dev';
@@ -26,6 +27,8 @@ const USAGE = `recollect — durable local memory for coding agents
                                          bearer token in <store>/mcp-http-token
   recollect manifest                     print contributes.languageModelTools
   recollect restore <export.md>          read an export_memory document (pages concatenated) into an empty store
+  recollect eval <file>...               recall@5/@10 of get_context, search_text and a BM25 baseline on
+                                         LongMemEval or LoCoMo files (each conversation in a fresh temp store)
 
 Store: RECOLLECT_HOME, else ~/.recollect`;
 
@@ -56,6 +59,9 @@ async function main(argv: string[]): Promise<number> {
         return isRefusal(report) ? EXIT.refused : EXIT.answered;
       });
     }
+    case 'eval':
+      if (!rest.length) return usage(EVAL_USAGE);
+      return evalCommand(rest, path.join(__dirname, 'sql-wasm.wasm'));
     case 'tools':
       for (const t of TOOLS) process.stdout.write(`${t.name}\t${t.family}\t${t.displayName}\n`);
       return EXIT.answered;
