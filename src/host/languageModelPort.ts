@@ -1,17 +1,35 @@
 import * as vscode from 'vscode';
 import { ModelUnavailableError, type CompleteOptions, type LanguageModelPort, type ModelMessage, type ModelReply, type ModelToolCall } from '../core/lcm/languageModel';
 
-const SETTING = 'lcm.useLanguageModel';
-/** 'granted' or 'declined', remembered across windows; switching the setting on again asks afresh. */
-const CONSENT_KEY = 'recollect.lcm.modelConsent';
+/**
+ * What a model is used for. Each use has its own on/off setting and its own consent, because
+ * each sends different history to the model and a person may allow one and not the other.
+ */
+export interface ModelPurpose {
+  /** Under `recollect.`; the use is off unless it is true. */
+  setting: string;
+  /** globalState key for 'granted' or 'declined', remembered across windows; switching the setting on again asks afresh. */
+  consentKey: string;
+  question: string;
+  /** For the log: "language model for <label>". */
+  label: string;
+}
+
+export const LCM_PURPOSE: ModelPurpose = {
+  setting: 'lcm.useLanguageModel',
+  consentKey: 'recollect.lcm.modelConsent',
+  question: 'Recollect can send parts of your imported chat history to a Copilot language model, to summarise it and to answer lcm_expand_query questions. Allow it?',
+  label: 'summaries',
+};
 
 /**
- * Core's LanguageModelPort over vscode.lm. Off unless the person turns on
- * recollect.lcm.useLanguageModel, and then it asks once before any history is sent to a model.
+ * Core's LanguageModelPort over vscode.lm. Off unless the person turns on the purpose's setting
+ * (recollect.lcm.useLanguageModel for summaries), and then it asks once before any history is sent to a model.
  * Every API it touches is feature-detected: without vscode.lm (or tool calling) it reports
  * itself unavailable and core falls back to the extractive summariser and excerpt answers.
  */
-export function createLanguageModelPort(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): LanguageModelPort {
+export function createLanguageModelPort(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, purpose: ModelPurpose = LCM_PURPOSE): LanguageModelPort {
+  const { setting: SETTING, consentKey: CONSENT_KEY } = purpose;
   let chosen: vscode.LanguageModelChat | undefined;
   let asking: Promise<boolean> | undefined;
   const enabled = () => vscode.workspace.getConfiguration('recollect').get<boolean>(SETTING) === true;
@@ -28,13 +46,13 @@ export function createLanguageModelPort(context: vscode.ExtensionContext, log: v
 
   const ask = async (): Promise<boolean> => {
     const pick = await vscode.window.showInformationMessage(
-      'Recollect can send parts of your imported chat history to a Copilot language model, to summarise it and to answer lcm_expand_query questions. Allow it?',
+      purpose.question,
       'Allow',
       'Not now',
     );
     if (pick === undefined) return false; // dismissed: ask again another time
     await context.globalState.update(CONSENT_KEY, pick === 'Allow' ? 'granted' : 'declined');
-    log.info(`language model for summaries: ${pick === 'Allow' ? 'allowed' : 'declined'} by the user`);
+    log.info(`language model for ${purpose.label}: ${pick === 'Allow' ? 'allowed' : 'declined'} by the user`);
     return pick === 'Allow';
   };
 
@@ -53,7 +71,7 @@ export function createLanguageModelPort(context: vscode.ExtensionContext, log: v
     const model = models[0];
     if (!model) throw new ModelUnavailableError('no chat model is available in this VS Code');
     chosen = model;
-    log.info(`language model for summaries: ${model.vendor}/${model.id}`);
+    log.info(`language model for ${purpose.label}: ${model.vendor}/${model.id}`);
     return model;
   };
 
@@ -61,7 +79,7 @@ export function createLanguageModelPort(context: vscode.ExtensionContext, log: v
     available: () => enabled() && consent() !== 'declined' && apiPresent(),
     describe: () => (chosen ? `${chosen.vendor}/${chosen.id}` : 'vscode-lm'),
     async complete(messages: ModelMessage[], options: CompleteOptions, signal: AbortSignal): Promise<ModelReply> {
-      if (!enabled() || !apiPresent()) throw new ModelUnavailableError('the language model is switched off (recollect.lcm.useLanguageModel)');
+      if (!enabled() || !apiPresent()) throw new ModelUnavailableError(`the language model is switched off (recollect.${SETTING})`);
       if (!(await permitted(options.background === true))) throw new ModelUnavailableError('the person has not allowed a language model');
       const model = await select();
       const cts = new vscode.CancellationTokenSource();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withholdUnrelated } from '../history/withholding';
 import { refuse } from '../refusal';
 import type { Services } from '../services';
 import { parseTimeRange } from '../text/time';
@@ -26,12 +27,12 @@ export const chatHistoryTool = defineTool({
   displayName: 'Chat history',
   family: 'history',
   description:
-    'This session\'s own action log, from Recollect\'s store of imported sessions (VS Code chat, Copilot, Claude Code, Codex). mode=list returns recent runs one row each with their task_id; mode=read opens one or more runs in full (what each was asked, every tool it called with what came back, the reply it ended on; scope=reference keeps those, scope=full keeps everything); mode=tool_list flattens the tool calls of the last 16 runs so an already-paid-for fetch is found before it is re-run; mode=tool returns one call\'s raw output by task_id + name; mode=search searches past messages (match=keyword across the whole archive, BM25; match=semantic only where an embedding provider is configured), bounded by time_range. "This session" is the newest session of the calling client\'s kind in its workspace; each answer names which session it used and how it was chosen.',
+    'This session\'s own action log, from Recollect\'s store of imported sessions (VS Code chat, Copilot, Claude Code, Codex). mode=list returns recent runs one row each with their task_id; mode=read opens one or more runs in full (what each was asked, every tool it called with what came back, the reply it ended on; scope=reference keeps those, scope=full keeps everything; in VS Code with the setting recollect.history.withholdUnrelatedRuns on, a run of 4096 characters or more that a language model judges unrelated to the current request (confidence 0.7 or higher) is replaced by a one-line withheld note carrying its objective, at most once per run per session, so reading it again returns it in full; the withheld field says what was judged, or why nothing was); mode=tool_list flattens the tool calls of the last 16 runs so an already-paid-for fetch is found before it is re-run; mode=tool returns one call\'s raw output by task_id + name; mode=search searches past messages (match=keyword across the whole archive, BM25; match=semantic only where an embedding provider is configured), bounded by time_range. "This session" is the newest session of the calling client\'s kind in its workspace; each answer names which session it used and how it was chosen.',
   input,
   run: (args, services, ctx) => chatHistory(args, services, ctx),
 });
 
-function chatHistory(args: Input, services: Services, ctx: ToolContext) {
+async function chatHistory(args: Input, services: Services, ctx: ToolContext) {
   const history = services.history;
   const mode = args.mode ?? 'list';
   const range = args.time_range === undefined ? {} : parseTimeRange(args.time_range, services.store.now);
@@ -60,8 +61,9 @@ function chatHistory(args: Input, services: Services, ctx: ToolContext) {
       if (!run) return refuse(`no run with task_id "${id}"; mode=list shows the recent ones`);
       runs.push(scope === 'full' ? run : { ...run, events: run.events.filter((e) => REFERENCE_KINDS.has(e.kind)) });
     }
-    const text = JSON.stringify(runs);
-    return { ok: true, scope, runs, tokens: countTokens(text), withheld: { checked: false, reason: 'no decision model is available here, so nothing was withheld' } };
+    const session = history.currentSession({ client: ctx.client, workspace: ctx.workspace });
+    const shown = await withholdUnrelated({ store: services.store, model: services.decisionModel, session }, runs);
+    return { ok: true, scope, runs: shown.runs, tokens: countTokens(JSON.stringify(shown.runs)), withheld: shown.report };
   }
 
   const session = history.currentSession({ client: ctx.client, workspace: ctx.workspace });
