@@ -7,6 +7,7 @@ import type { Services } from '../core/services';
 import { MCP_FORMAT_LABELS, mcpCommand, type McpCommandFormat } from './mcpCommand';
 import type { StatusBar } from './statusBar';
 import { formatBytes, storeSizeOnDisk } from './storeSize';
+import { exportMemoryCommand, importMemoryCommand } from './transferCommands';
 
 interface CommandDeps {
   services: Promise<Services>;
@@ -45,6 +46,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       return { ...status, sessions: history.sessions, bytes: size.bytes };
     },
     'recollect.rebuildIndex': () => rebuildIndex(deps),
+    'recollect.exportMemory': (arg?: unknown) => exportMemoryCommand(deps, arg),
+    'recollect.importMemory': () => importMemoryCommand(deps),
     'recollect.copyMcpCommand': (format?: unknown) => copyMcpCommand(deps, typeof format === 'string' && format in MCP_FORMAT_LABELS ? (format as McpCommandFormat) : 'shell'),
     'recollect.openVaultFolder': async () => {
       const vault = vaultRoot(deps.home);

@@ -9,6 +9,8 @@ import {
   type SearchHit,
 } from '../../webview/shared/protocol';
 import { dispatchRequest } from '../../webview/shared/envelope';
+import { memoryOverview } from './memoryOverview';
+import { openFromView, restoreFromView, retireFromView, type MemoryViewPorts } from './memoryViewActions';
 
 // No `vscode` here: the webview tests answer a real Chromium page with these same handlers.
 
@@ -18,8 +20,12 @@ const SEARCH_TOP_K = 30;
 /** A refusal from the engine is an answer the view shows, not a crash; it travels as an error. */
 class RefusedError extends Error {}
 
-export function memoryViewHandlers(services: Services, browse = new MemoryBrowse(services.store)): RequestHandlers {
+export function memoryViewHandlers(services: Services, ports: MemoryViewPorts, browse = new MemoryBrowse(services.store)): RequestHandlers {
   return {
+    overview: () => memoryOverview(services),
+    retire: ({ id }) => retireFromView(services, ports, id),
+    restore: ({ id }) => restoreFromView(services, ports, id),
+    open: (target) => openFromView(services, ports, target),
     status() {
       const s = services.memory.status();
       return {

@@ -1,8 +1,10 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { HistoryResult, MemoryItem, MemoryStatus, SearchResult } from '../shared/protocol';
+import type { ChangeOutcome, HistoryResult, MemoryItem, MemoryStatus, OpenTarget, Overview, SearchResult } from '../shared/protocol';
 import type { HostClient } from './hostClient';
 import { History } from './History';
 import { ItemList } from './ItemList';
+import { Section } from './Section';
+import { Sections, type SectionActions } from './Sections';
 import { StatusHeader } from './StatusHeader';
 
 /** Long enough that typing a word sends one search, short enough to feel live. */
@@ -35,6 +37,9 @@ export function App({ client }: { client: HostClient }) {
   // Bumped by the host's `changed`: every effect that reads the store runs again.
   const [generation, setGeneration] = useState(0);
   const latest = useRef(0);
+  const [overview, setOverview] = useState<Overview | { error: string } | undefined>();
+  const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(() => new Set(client.state?.collapsed ?? []));
+  const [notice, setNotice] = useState<ChangeOutcome | undefined>();
 
   useEffect(() => client.onChanged(() => setGeneration((g) => g + 1)), [client]);
 
@@ -43,7 +48,14 @@ export function App({ client }: { client: HostClient }) {
   }, [client, generation]);
 
   useEffect(() => {
-    client.state = { query };
+    client.request('overview', {}).then(setOverview, (err: unknown) => setOverview({ error: message(err) }));
+  }, [client, generation]);
+
+  useEffect(() => {
+    client.state = { query, collapsed: [...collapsed] };
+  }, [client, query, collapsed]);
+
+  useEffect(() => {
     const ticket = ++latest.current;
     const settle = (next: Listing) => ticket === latest.current && setListing(next);
     const trimmed = query.trim();
@@ -72,6 +84,37 @@ export function App({ client }: { client: HostClient }) {
   const openHistory = useCallback((item: MemoryItem) => {
     if (item.kind === 'fact') setHistory({ subject: item.fact.subject, returnTo: item.id });
   }, []);
+  const toggle = useCallback((id: string) => {
+    setCollapsed((c) => {
+      const next = new Set(c);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
+  }, []);
+  // Retire and restore: the host asks the person first; whatever came of it is said at the top.
+  const change = useCallback(
+    (kind: 'retire' | 'restore', id: string) => {
+      client.request(kind, { id }).then(
+        (outcome) => {
+          setNotice(outcome);
+          if (outcome.outcome === 'done') setGeneration((g) => g + 1);
+        },
+        (err: unknown) => setNotice({ outcome: 'refused', message: message(err) }),
+      );
+    },
+    [client],
+  );
+  const actions: SectionActions = {
+    retire: (id) => change('retire', id),
+    restore: (id) => change('restore', id),
+    open: (target: OpenTarget) => {
+      client.request('open', target).then(
+        (r) => setNotice(r.opened ? undefined : { outcome: 'refused', message: `Could not open it: ${r.reason ?? 'no reason given'}.` }),
+        (err: unknown) => setNotice({ outcome: 'refused', message: message(err) }),
+      );
+    },
+    openSubject: (subject, returnTo) => setHistory({ subject, returnTo }),
+  };
   const closeHistory = useCallback(() => {
     const returnTo = history?.returnTo;
     setHistory(undefined);
@@ -98,16 +141,37 @@ export function App({ client }: { client: HostClient }) {
           }}
         />
       </div>
+      {notice && (
+        <div class={`notice notice-${notice.outcome}`} role={notice.outcome === 'refused' ? 'alert' : 'status'} data-outcome={notice.outcome}>
+          <span class="notice-text">{notice.message}</span>
+          <button type="button" class="icon-button" aria-label="Dismiss" title="Dismiss" onClick={() => setNotice(undefined)}>
+            <span class="codicon codicon-close" aria-hidden="true" />
+          </button>
+        </div>
+      )}
       {history ? (
         <History view={history} onClose={closeHistory} />
       ) : (
-        <Listing listing={listing} onOpenFact={openHistory} />
+        <>
+          <Listing listing={listing} onOpenFact={openHistory} onRetire={actions.retire} folded={{ collapsed, onToggle: toggle }} />
+          {listing.mode !== 'search' &&
+            (overview === undefined ? null : 'error' in overview ? (
+              <p class="error" role="alert">{overview.error}</p>
+            ) : (
+              <Sections overview={overview} collapsed={collapsed} onToggle={toggle} actions={actions} />
+            ))}
+        </>
       )}
     </div>
   );
 }
 
-function Listing({ listing, onOpenFact }: { listing: Listing; onOpenFact: (item: MemoryItem) => void }) {
+interface Folded {
+  collapsed: ReadonlySet<string>;
+  onToggle: (id: string) => void;
+}
+
+function Listing({ listing, onOpenFact, onRetire, folded }: { listing: Listing; onOpenFact: (item: MemoryItem) => void; onRetire: (id: string) => void; folded: Folded }) {
   switch (listing.mode) {
     case 'loading':
       return <p class="quiet" id="listing-summary">Loading…</p>;
@@ -122,11 +186,10 @@ function Listing({ listing, onOpenFact }: { listing: Listing; onOpenFact: (item:
         );
       }
       return (
-        <section aria-labelledby="recent-title">
-          <h2 id="recent-title" class="section-title">Recent</h2>
+        <Section id="recent" title="Recent facts and notes" icon="clock" count={listing.items.length} collapsed={folded.collapsed.has('recent')} onToggle={folded.onToggle}>
           <p class="sr-only" id="listing-summary" aria-live="polite">{listing.items.length} newest facts and notes</p>
-          <ItemList items={listing.items} onOpenFact={onOpenFact} />
-        </section>
+          <ItemList items={listing.items} onOpenFact={onOpenFact} onRetire={onRetire} />
+        </Section>
       );
     case 'search': {
       const { hits, total } = listing.result;
@@ -142,7 +205,7 @@ function Listing({ listing, onOpenFact }: { listing: Listing; onOpenFact: (item:
           <h2 id="results-title" class="section-title">
             Matches <span class="quiet" id="listing-summary" aria-live="polite">{total > hits.length ? `${hits.length} of ${total}` : `${total}`}</span>
           </h2>
-          <ItemList items={hits} onOpenFact={onOpenFact} />
+          <ItemList items={hits} onOpenFact={onOpenFact} onRetire={onRetire} />
         </section>
       );
     }

@@ -4,6 +4,8 @@ import { PARAM_GUARDS, type RequestMap } from '../shared/protocol';
 /** What the view keeps across being hidden and shown (VS Code discards the page meanwhile). */
 export interface ViewState {
   query: string;
+  /** Sections the person folded. */
+  collapsed?: string[];
 }
 
 type Changed = { type: 'changed' };

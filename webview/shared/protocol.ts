@@ -6,7 +6,8 @@
  * The envelope (ids, kinds, ok/error, the checks on arrival) is the one all views share.
  */
 
-import { isRecord, optionalString, parseRequest, parseResponse, type HandlersFor, type ParamGuards, type ParamsIn, type RequestIn, type ResponseIn, type ResultIn } from './envelope';
+import { isRecord, onlyKeys, optionalString, parseRequest, parseResponse, type HandlersFor, type ParamGuards, type ParamsIn, type RequestIn, type ResponseIn, type ResultIn } from './envelope';
+import { SESSION_ID } from './historyProtocol';
 
 export interface MemoryStatus {
   facts: number;
@@ -61,13 +62,138 @@ export interface HistoryResult {
   values: FactVersion[];
 }
 
+/** A section's first rows and how many there are in all. */
+export interface Listed<T> {
+  items: T[];
+  total: number;
+}
+
+/** A tool failure and the fix that worked (error memory). */
+export interface ErrorFix {
+  hash: string;
+  tool_name: string;
+  keywords: string[];
+  symptom: string;
+  cause: string | null;
+  action: string;
+  source: string;
+  last_recorded_at: string;
+  times_recorded: number;
+}
+
+export interface RuleSummary {
+  id: string;
+  text: string;
+  status: 'pending' | 'approved' | 'rejected';
+  scope: string;
+  target: string;
+  category: string;
+  proposedBy: string;
+  proposedAt: string;
+}
+
+export type AgentRequestStatus = 'open' | 'answered' | 'closed';
+
+/** A request between agents. Both texts were written by agents: the view shows them as inert text. */
+export interface AgentRequest {
+  id: string;
+  from: string;
+  to: string;
+  status: AgentRequestStatus;
+  scope: string;
+  asked_at: string;
+  request: string;
+  /** Present when `request` is an excerpt: the whole text's length in characters. */
+  request_chars?: number;
+  answer: string | null;
+  answered_at: string | null;
+  closed_at: string | null;
+}
+
+export interface SessionItem {
+  id: string;
+  source: string;
+  title: string | null;
+  workspace: string | null;
+  updatedAt: string | null;
+  runs: number;
+  events: number;
+}
+
+/** A remember_note entry; `path` is its day log in the vault. */
+export interface LogEntry {
+  id: string;
+  day: string;
+  text: string;
+  scope: string;
+  source: string;
+  created_at: string;
+  path: string;
+}
+
+export interface NoteItem {
+  id: string;
+  path: string;
+  kind: string;
+  title: string;
+  scope: string;
+  at: string;
+}
+
+export interface EntityItem {
+  name: string;
+  facts: number;
+  current_facts: number;
+  last_recorded_at: string;
+}
+
+export interface RetiredItem {
+  id: string;
+  kind: string;
+  scope: string;
+  retired_at: string;
+  label: string;
+}
+
+/** Everything the browser's sections show besides facts: one request, so the sections agree with each other. */
+export interface Overview {
+  errors: Listed<ErrorFix>;
+  rules: Listed<RuleSummary> & { pending: number };
+  requests: Listed<AgentRequest> & { counts: Record<AgentRequestStatus, number> };
+  sessions: Listed<SessionItem>;
+  log: Listed<LogEntry>;
+  notes: Listed<NoteItem>;
+  entities: Listed<EntityItem>;
+  retired: Listed<RetiredItem>;
+}
+
+/**
+ * What became of a retire or restore the view asked for: done, cancelled (the person dismissed
+ * the confirmation: nothing changed) or refused (the engine's reason, shown to the person).
+ */
+export interface ChangeOutcome {
+  outcome: 'done' | 'cancelled' | 'refused';
+  message: string;
+}
+
+/** Where something lives: a vault file (a note, or an entry's day log), a session, the rule review. */
+export type OpenTarget = { kind: 'vault'; path: string } | { kind: 'session'; sessionId: string } | { kind: 'rules' };
+
 /** Every request kind: what the webview sends and what it gets back. */
 export interface RequestMap {
   status: { params: Record<string, never>; result: MemoryStatus };
   search: { params: { query: string; scope?: string }; result: SearchResult };
   recent: { params: { limit: number }; result: { items: MemoryItem[] } };
   retrieve: { params: { subject: string }; result: HistoryResult };
+  overview: { params: Record<string, never>; result: Overview };
+  /** The host asks the person first (a modal); the view sends only the id. */
+  retire: { params: { id: string }; result: ChangeOutcome };
+  restore: { params: { id: string }; result: ChangeOutcome };
+  open: { params: OpenTarget; result: { opened: boolean; reason?: string } };
 }
+
+export const MEMORY_ID = /^(fact:\S{1,100}|entry:.{1,600}|note:.{1,600})$/;
+const memoryId = (v: unknown) => typeof v === 'string' && v.length <= 700 && MEMORY_ID.test(v);
 
 export type RequestKind = keyof RequestMap;
 export type ParamsOf<K extends RequestKind> = ParamsIn<RequestMap, K>;
@@ -91,6 +217,13 @@ export const PARAM_GUARDS: ParamGuards<RequestMap> = {
   search: (p): p is ParamsOf<'search'> => isRecord(p) && typeof p.query === 'string' && optionalString(p.scope),
   recent: (p): p is ParamsOf<'recent'> => isRecord(p) && typeof p.limit === 'number' && Number.isInteger(p.limit),
   retrieve: (p): p is ParamsOf<'retrieve'> => isRecord(p) && typeof p.subject === 'string',
+  overview: (p): p is ParamsOf<'overview'> => onlyKeys(p, []),
+  retire: (p): p is ParamsOf<'retire'> => onlyKeys(p, ['id']) && memoryId(p.id),
+  restore: (p): p is ParamsOf<'restore'> => onlyKeys(p, ['id']) && memoryId(p.id),
+  open: (p): p is OpenTarget =>
+    (onlyKeys(p, ['kind', 'path']) && p.kind === 'vault' && typeof p.path === 'string' && p.path.length > 0 && p.path.length <= 600) ||
+    (onlyKeys(p, ['kind', 'sessionId']) && p.kind === 'session' && typeof p.sessionId === 'string' && SESSION_ID.test(p.sessionId)) ||
+    (onlyKeys(p, ['kind']) && p.kind === 'rules'),
 };
 
 /** Checks what arrived from the webview; anything malformed is dropped rather than trusted. */

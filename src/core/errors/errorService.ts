@@ -43,6 +43,8 @@ export interface ErrorRecord {
 
 export const SEARCH_DEFAULT = 4;
 export const SEARCH_CAP = 16;
+/** A sidebar's worth; more is a search away. */
+export const RECENT_CAP = 200;
 /** Accepts a bare hash or the whole `no data: {hash}` line a failed tool result carries. */
 const HASH_ARG = /^\s*(?:no data:\s*)?([0-9a-f]{8})\s*$/i;
 
@@ -50,6 +52,7 @@ const HASH_ARG = /^\s*(?:no data:\s*)?([0-9a-f]{8})\s*$/i;
 export interface ErrorMemory {
   write(input: WriteErrorInput, client: string): Promise<object>;
   history(input: ErrorHistoryInput): object;
+  recent(limit: number): { records: ErrorRecord[]; total: number };
 }
 
 /** The 8-char id of a fix: same tool, symptom and action → same hash, whoever records it and when. */
@@ -157,6 +160,14 @@ export class ErrorService implements ErrorMemory {
       tokens: countTokens(JSON.stringify(records)),
       ...(notes.length ? { note: notes.join('; ') } : {}),
     };
+  }
+
+  /** The most recently confirmed fixes, newest first: what a person browsing error memory sees first. */
+  recent(limit: number): { records: ErrorRecord[]; total: number } {
+    const n = Math.max(1, Math.min(RECENT_CAP, Math.floor(limit)));
+    const db = this.store.db;
+    const rows = queryRows(db, 'SELECT * FROM errors ORDER BY last_recorded_at DESC, hash LIMIT ?', [n]);
+    return { records: rows.map(toRecord), total: Number(queryRows(db, 'SELECT count(*) AS n FROM errors')[0]?.n ?? 0) };
   }
 
   read(hashArg: string): { ok: true; mode: 'read'; record: ErrorRecord } | Refusal {

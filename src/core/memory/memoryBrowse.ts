@@ -1,6 +1,7 @@
 import type { Store } from '../store/store';
 import { queryRows, queryScalar, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
+import { entities, retired } from './recall/memoryMap';
 
 export interface BrowseFact {
   kind: 'fact';
@@ -22,6 +23,43 @@ export interface BrowseNote {
 }
 
 export type BrowseItem = BrowseFact | BrowseNote;
+
+/** One remember_note entry in its day log. */
+export interface LogEntry {
+  id: string;
+  day: string;
+  text: string;
+  scope: string;
+  source: string;
+  created_at: string;
+  /** The day log's path in the vault. */
+  path: string;
+}
+
+/** A Markdown note in the vault (day logs excepted: their entries are the daily log). */
+export interface VaultNote {
+  id: string;
+  path: string;
+  kind: string;
+  title: string;
+  scope: string;
+  at: string;
+}
+
+export interface EntitySummary {
+  name: string;
+  facts: number;
+  current_facts: number;
+  last_recorded_at: string;
+}
+
+export interface RetiredSummary {
+  id: string;
+  kind: string;
+  scope: string;
+  retired_at: string;
+  label: string;
+}
 
 /** Enough for a sidebar; a larger page would be a search, not a glance. */
 export const RECENT_MAX = 200;
@@ -68,6 +106,45 @@ export class MemoryBrowse {
     return out;
   }
 
+  /** The newest daily-log entries (remember_note), newest first, with the total. */
+  dailyLog(limit: number): { items: LogEntry[]; total: number } {
+    const rows = queryRows(
+      this.store.db,
+      'SELECT id, day, text, scope, source, created_at, path FROM notes WHERE retired_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ?',
+      [clamp(limit)],
+    );
+    const items = rows.map((r) => ({ id: String(r.id), day: String(r.day), text: String(r.text), scope: String(r.scope), source: String(r.source), created_at: iso(Number(r.created_at)), path: String(r.path) }));
+    return { items, total: Number(queryScalar(this.store.db, 'SELECT count(*) FROM notes WHERE retired_at IS NULL') ?? 0) };
+  }
+
+  /** One daily-log entry by id, retired or not: what a confirmation shows before it is retired or restored. */
+  entry(id: string): LogEntry | undefined {
+    const r = queryRows(this.store.db, 'SELECT id, day, text, scope, source, created_at, path FROM notes WHERE id = ?', [id])[0];
+    return r && { id: String(r.id), day: String(r.day), text: String(r.text), scope: String(r.scope), source: String(r.source), created_at: iso(Number(r.created_at)), path: String(r.path) };
+  }
+
+  /** Vault notes in recall, newest first (by their front-matter date, else when they were indexed). */
+  vaultNotes(limit: number): { items: VaultNote[]; total: number } {
+    const live = "retired_at IS NULL AND kind != 'daily' AND skipped IS NULL";
+    const rows = queryRows(
+      this.store.db,
+      `SELECT path, kind, coalesce(title, path) AS title, scope, coalesce(note_date, indexed_at) AS at FROM vault_files WHERE ${live} ORDER BY at DESC, path LIMIT ?`,
+      [clamp(limit)],
+    );
+    const items = rows.map((r) => ({ id: `note:${String(r.path)}`, path: String(r.path), kind: String(r.kind), title: String(r.title), scope: String(r.scope), at: iso(Number(r.at)) }));
+    return { items, total: Number(queryScalar(this.store.db, `SELECT count(*) FROM vault_files WHERE ${live}`) ?? 0) };
+  }
+
+  /** The things facts are about, most recently touched first: memory_map's own list. */
+  entities(limit: number): { items: EntitySummary[]; total: number } {
+    return entities(this.store.db, clamp(limit), undefined, undefined);
+  }
+
+  /** Retired facts, entries and notes, latest first: memory_map's own list, so restore_memory takes these ids. */
+  retired(limit: number): { items: RetiredSummary[]; total: number } {
+    return retired(this.store.db, clamp(limit), undefined, undefined);
+  }
+
   /**
    * Changes whenever memory does, for the price of two counts and one read: facts and notes are
    * only ever appended (a new value supersedes, nothing is deleted), so the row counts move on
@@ -76,6 +153,10 @@ export class MemoryBrowse {
   version(): string {
     return String(queryScalar(this.store.db, `SELECT (SELECT count(*) FROM facts) || ':' || (SELECT count(*) FROM notes) || ':' || (SELECT v FROM vault_version)`) ?? '');
   }
+}
+
+function clamp(limit: number): number {
+  return Math.max(1, Math.min(RECENT_MAX, Math.floor(limit)));
 }
 
 function toItem(r: Record<string, SqlValue>): BrowseItem {

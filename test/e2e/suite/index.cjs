@@ -508,3 +508,47 @@ test('the rule-approval panel lists a rule an agent proposed (screenshot)', asyn
   info.rule = proposed.id;
   info.screenshot = shot.file;
 }, 60_000);
+
+test('the memory browser shows an error with its fix, a rule and an imported session from the store (screenshot)', async (info) => {
+  const fix = 'Pinned react to 18.3.1 in package.json';
+  const [written, text] = await callJson('write_error', { tool_name: 'npm', keywords: ['eresolve', 'react'], symptom: 'npm install failed with ERESOLVE on react 19', cause: 'a peer dependency on react 18', action: fix, outcome: 'resolved' });
+  assert(written.ok === true && written.recorded === true, `write_error: ${truncate(text)}`);
+  const s = await vscode.extensions.getExtension(EXTENSION_ID).exports.services;
+  const rule = s.rules.list()[0];
+  assert(rule, 'no rule in the store: the rule-approval test above proposes one');
+  const newest = s.store.db.exec("SELECT coalesce(title, '(untitled session)') FROM sessions WHERE source = 'claude-code' ORDER BY coalesce(updated_at, started_at, 0) DESC LIMIT 1");
+  const sessionTitle = newest[0] && String(newest[0].values[0][0]);
+  assert(sessionTitle, 'no imported Claude Code session in the store');
+
+  await vscode.commands.executeCommand('recollect.showMemory');
+  // The view follows the store (it polls while visible); fold Recent so the sections are on screen.
+  let shot;
+  for (let i = 0; i < 8 && !(shot && shot.found); i++) {
+    await sleep(1500);
+    shot = await requestScreenshot('memory-browser-sections', fix);
+  }
+  assert(shot.found === true, `the memory browser does not show the fix "${fix}" (${shot.file})`);
+  await requestClick('[data-section="recent"] .section-toggle[aria-expanded="true"]');
+  await sleep(500);
+  shot = await requestScreenshot('memory-browser-sections', fix);
+  assert(shot.found === true, `the fix is gone after folding Recent (${shot.file})`);
+  const ruleShot = await requestScreenshot('memory-browser-sections', rule.text);
+  assert(ruleShot.found === true, `the memory browser does not show the rule "${rule.text}"`);
+  const sessionShot = await requestScreenshot('memory-browser-sections', sessionTitle.slice(0, 60));
+  assert(sessionShot.found === true, `the memory browser does not show the session "${sessionTitle}"`);
+  await requestClick('[data-section="recent"] .section-toggle[aria-expanded="false"]');
+  info.rule = rule.id;
+  info.session = sessionTitle.slice(0, 80);
+  info.screenshot = shot.file;
+}, 90_000);
+
+test('Export Memory… writes the whole memory as Markdown (hidden test argument: a target path instead of the save dialog)', async (info) => {
+  const target = path.join(process.env.RECOLLECT_HOME, 'e2e-export.md');
+  const out = await vscode.commands.executeCommand('recollect.exportMemory', { target });
+  assert(out && out.ok === true && out.file === target, `recollect.exportMemory: ${safeStringify(out)}`);
+  const doc = fs.readFileSync(target, 'utf8');
+  assert(Buffer.byteLength(doc) === out.bytes, `the file holds ${Buffer.byteLength(doc)} bytes, the command said ${out.bytes}`);
+  assert(doc.includes('Vite 9') && doc.includes('Vite 8'), `the export should hold the fact ledger with its history: ${truncate(doc)}`);
+  info.bytes = out.bytes;
+  info.pages = out.pages;
+}, 60_000);

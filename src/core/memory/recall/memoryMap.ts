@@ -90,7 +90,7 @@ function describe(db: Database, ref: string, chunk: number | undefined) {
   return r && { id: ref, kind: String(r.kind), scope: String(r.scope), at: iso(Number(r.at)), label: String(r.label), ...(chunk !== undefined ? { chunk } : {}) };
 }
 
-function entities(db: Database, limit: number, q: string | undefined, scope: string | undefined) {
+export function entities(db: Database, limit: number, q: string | undefined, scope: string | undefined) {
   const where = new Conditions('retired_at IS NULL').addIf(scope, 'scope = ?');
   if (q !== undefined) {
     const words = contentWords(q);
@@ -170,7 +170,7 @@ function facts(db: Database, limit: number, refs: { ref: string }[] | undefined,
   return { items, total };
 }
 
-function retired(db: Database, limit: number, q: string | undefined, scope: string | undefined) {
+export function retired(db: Database, limit: number, q: string | undefined, scope: string | undefined) {
   const words = q === undefined ? [] : contentWords(q);
   const match = (col: string) => (words.length ? ` AND (${words.map(() => `lower(${col}) LIKE ?`).join(' OR ')})` : '');
   const params = words.map((w) => `%${w.replace(/[%_]/g, '')}%`);
