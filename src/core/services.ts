@@ -8,6 +8,7 @@ import { HistoryImporter } from './history/importer';
 import { historyModule } from './history/historySchema';
 import { HistoryService } from './history/historyService';
 import type { LanguageModelPort } from './lcm/languageModel';
+import type { DecisionModel } from './history/decisionModel';
 import type { LcmConfig } from './lcm/lcmConfig';
 import { lcmModule } from './lcm/lcmSchema';
 import { LcmService } from './lcm/lcmService';
@@ -52,6 +53,8 @@ export interface Services {
   rules: RulesService;
   /** The host's language model (VS Code's vscode.lm); absent in the CLI, the MCP server and tests without a scripted one. */
   languageModel?: LanguageModelPort | undefined;
+  /** Judges which runs chat_history may withhold as unrelated; only VS Code has one (setting-controlled). */
+  decisionModel?: DecisionModel | undefined;
   /** get_context, search_memory, search_history, lookup_entity, memory_map, read_memory, retire/restore. */
   recall: RecallService;
   /** export_memory, preview/apply/undo_import and `recollect restore`. */
@@ -61,9 +64,12 @@ export interface Services {
 /** What only some hosts have: a language model, and (in tests) smaller DAG settings. */
 export interface ServiceExtras {
   languageModel?: LanguageModelPort | undefined;
+  decisionModel?: DecisionModel | undefined;
   lcm?: Partial<LcmConfig> | undefined;
   /** The embedding endpoint (a VS Code setting, a test's stand-in server); default: RECOLLECT_EMBEDDINGS_* from the environment. */
   embeddings?: EmbeddingConfig | { missing: string } | undefined;
+  /** ask_agent's hourly limit, or where to read it on each ask (VS Code's setting); default: RECOLLECT_ASK_LIMIT, else 30. */
+  askLimitPerHour?: number | (() => number) | undefined;
 }
 
 export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: ServiceExtras = {}): Promise<Services> {
@@ -80,13 +86,13 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
     errors: new ErrorService(store),
     guides: new GuideService(),
     results: new ResultWriter({ fallbackDirectory: path.join(store.home, 'results') }),
-    requests: new RequestService(store),
+    requests: new RequestService(store, extras.askLimitPerHour === undefined ? {} : { askLimitPerHour: extras.askLimitPerHour }),
     transfer: new TransferService(store, vault),
   };
   const chapters = new ChaptersService(store, base.history);
   base.importer.onSessionImported((sessionId, events) => chapters.linkImported(sessionId, events));
   const rules = new RulesService(store, new MachineIdentity(path.join(store.home, 'machine.json')));
   // The lcm model is read on every use, so a host may attach one after opening.
-  const services: Services = { ...base, chapters, rules, languageModel: extras.languageModel, lcm: new LcmService(store, base.history, { config: extras.lcm, model: () => services.languageModel }) };
+  const services: Services = { ...base, chapters, rules, languageModel: extras.languageModel, decisionModel: extras.decisionModel, lcm: new LcmService(store, base.history, { config: extras.lcm, model: () => services.languageModel }) };
   return services;
 }

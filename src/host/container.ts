@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { embeddingConfigFromEnv } from '../core/memory/semantic/embeddingClient';
+import { askLimitFrom } from '../core/requests/requestService';
 import { openServices, type Services } from '../core/services';
 import { resolveStoreHome } from '../core/store/home';
 import { warmTokenizer } from '../core/text/tokens';
@@ -11,6 +12,7 @@ import type { ImportReport } from '../core/history/importer';
 import { registerChapters } from './chaptersCommands';
 import { registerCommands } from './commands';
 import { HistoryWatcher } from './historyWatcher';
+import { createDecisionModel } from './decisionModelPort';
 import { createLanguageModelPort } from './languageModelPort';
 import { NotesLanguageClient } from './languageClient';
 import { registerLanguageModelTools } from './languageModelTools';
@@ -42,7 +44,13 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   const home = resolveStoreHome({ setting: config().get<string>('storePath') });
 
   const embeddings = embeddingConfigFromEnv(process.env, { url: config().get<string>('embeddings.url'), model: config().get<string>('embeddings.model') });
-  const services = openServices({ home, wasmPath: path.join(context.extensionPath, 'dist', 'sql-wasm.wasm') }, { languageModel: createLanguageModelPort(context, log), embeddings });
+  const services = openServices({ home, wasmPath: path.join(context.extensionPath, 'dist', 'sql-wasm.wasm') }, {
+    languageModel: createLanguageModelPort(context, log),
+    decisionModel: createDecisionModel(context, log),
+    embeddings,
+    // Read on each ask, so a changed setting applies without a reload.
+    askLimitPerHour: () => askLimitFrom(config().get<number>('requests.askLimitPerHour')),
+  });
   services.then(
     (s) => {
       log.info(`store open at ${home}`);

@@ -155,6 +155,46 @@ describe('get_context', () => {
     expect(await call(s, 'memory_status', {})).toMatchObject({ entries: 0, facts: 0 });
     s.store.close();
   });
+  it('gives the byte-identical reply to the same request on an unchanged store, and follows a write by another process', async () => {
+    // Pruning only starts past MATCH_BUDGET matching memories, so the store needs thousands:
+    // they are written as journal lines and replayed on open, the path every process takes.
+    const home = tempHome('context-repeat');
+    const lines: string[] = [];
+    const fact = (i: number, object: string) =>
+      JSON.stringify({ op: 'memory.fact.saved', at: T0 + i * 1000, id: `f${String(i).padStart(6, '0')}`, subject: `service ${i}`, predicate: 'uses', object, scope: 'global', source: 'vitest', statement: null, cites: [] });
+    // alpha: 10 memories, beta: 3,005 (past the budget), gamma: 2,985 (within it beside alpha).
+    for (let i = 0; i < 10; i++) lines.push(fact(i, 'alpha kestrel'));
+    for (let i = 10; i < 2_995; i++) lines.push(fact(i, 'beta gamma queue'));
+    for (let i = 2_995; i < 3_015; i++) lines.push(fact(i, 'beta worker'));
+    fs.writeFileSync(path.join(home, 'journal.jsonl'), `${lines.join('\n')}\n`);
+    let clock = T0 + 3_600_000 * 24;
+    const a = await openTemp(home, () => clock);
+    const b = await openTemp(home, () => clock);
+    // "zzzabsent" matches nothing: a word no memory holds must not unsettle the next reply.
+    const pruned = getContextTool.input.parse({ query: 'alpha beta zzzabsent' });
+    const first = JSON.stringify(a.recall.getContext(pruned));
+    for (let i = 0; i < 3; i++) expect(JSON.stringify(a.recall.getContext(pruned))).toBe(first);
+    // beta was left out of the search, so only alpha's ten memories were ranked.
+    const firstFacts = (JSON.parse(first) as { facts: { object: string }[] }).facts;
+    expect(firstFacts.length).toBeGreaterThan(0);
+    expect(firstFacts.every((f) => f.object === 'alpha kestrel')).toBe(true);
+
+    const edge = getContextTool.input.parse({ query: 'alpha gamma' });
+    const before = JSON.stringify(a.recall.getContext(edge));
+    // Another process pushes gamma past the budget: from now on only alpha is searched, in every process.
+    for (let i = 0; i < 10; i++) {
+      clock += 1000;
+      await b.memory.saveFact({ subject: `worker ${i}`, predicate: 'uses', object: 'gamma' }, 'vitest');
+    }
+    const after = JSON.stringify(a.recall.getContext(edge));
+    const fresh = await openTemp(home, () => clock);
+    expect(after).toBe(JSON.stringify(fresh.recall.getContext(edge)));
+    expect(after).not.toBe(before);
+    expect(JSON.stringify(a.recall.getContext(edge))).toBe(after);
+    expect(JSON.stringify(a.recall.getContext(pruned))).toBe(JSON.stringify(fresh.recall.getContext(pruned)));
+    for (const s of [a, b, fresh]) s.store.close();
+  });
+
   it('over the real MCP server, the text the client receives is the reply whose tokens were counted', async () => {
     const home = tempHome('context-mcp');
     const mcp = await connectMcp(home, 'budget-checker');

@@ -111,11 +111,11 @@ describe('get_context search shortcuts', () => {
     }
     // Pruning keeps the rarest words and always at least one that matches.
     const counts = new DocumentCounts();
-    const pruned = prunedWords(db, 'memory_fts', ['w0', 'w1', 'w299', 'nothere'], counts);
+    const pruned = prunedWords(db, 0, 'memory_fts', ['w0', 'w1', 'w299', 'nothere'], counts);
     expect(pruned.kept).toContain('w299');
     expect(pruned.kept).toContain('nothere');
     expect(pruned.dropped).toContain('w0');
-    expect(prunedWords(db, 'memory_fts', ['w0'], counts).kept).toEqual(['w0']);
+    expect(prunedWords(db, 0, 'memory_fts', ['w0'], counts).kept).toEqual(['w0']);
     db.close();
   });
 });

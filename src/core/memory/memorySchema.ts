@@ -11,9 +11,8 @@ import { semanticAppliers } from './semantic/semanticSchema';
 
 export const MEMORY_FTS = MEMORY_FTS_TABLE;
 
-/** A fact saved: the ledger keeps every value; the newest per subject+predicate+scope is current. */
-export interface FactSaved extends Operation {
-  op: 'memory.fact.saved';
+/** What a saved fact records (its operation adds the name and the time). */
+export interface FactFields {
   id: string;
   subject: string;
   predicate: string;
@@ -26,11 +25,32 @@ export interface FactSaved extends Operation {
   validFrom?: number | undefined;
 }
 
-/** A line appended to a day's log (a statement saved on its own, or the sentence behind a fact). */
-export interface NoteAdded extends Operation, Omit<EntryRow, 'at'> {
-  op: 'memory.note.added';
+/** A fact saved: the ledger keeps every value; the newest per subject+predicate+scope is current. */
+export interface FactSaved extends Operation, FactFields {
+  op: 'memory.fact.saved';
+}
+
+/** What a day-log entry records (its operation adds the name and the time). */
+export interface EntryFields extends Omit<EntryRow, 'at'> {
   /** The day log's stat after the writer appended this entry; null when the file had unindexed edits. */
   file?: FileStat | null | undefined;
+}
+
+/** A line appended to a day's log (a statement saved on its own, or the sentence behind a fact). */
+export interface NoteAdded extends Operation, EntryFields {
+  op: 'memory.note.added';
+}
+
+/**
+ * A fact saved together with the sentence behind it (remember with subject/predicate/object):
+ * one journal line, so one fsync and no moment where the fact is durable and its entry not.
+ * Journals written before it hold the same thing as a memory.fact.saved line followed by a
+ * memory.note.added line; both still apply.
+ */
+export interface FactRemembered extends Operation, FactFields {
+  op: 'memory.fact.remembered';
+  /** The day-log entry, recorded at the fact's time. */
+  entry: EntryFields;
 }
 
 const MIGRATIONS = [
@@ -108,6 +128,13 @@ function applyNoteAdded(db: Database, op: Operation): void {
   if (n.file) recordDailyStat(db, n.path, n.scope, n.file, n.at);
 }
 
+function applyFactRemembered(db: Database, op: Operation): void {
+  const { entry, ...fact } = op as FactRemembered;
+  // One operation, one savepoint in the store: the fact and its entry land together or not at all.
+  applyFactSaved(db, { ...fact, op: 'memory.fact.saved' });
+  applyNoteAdded(db, { ...entry, op: 'memory.note.added', at: fact.at });
+}
+
 function lastRowId(db: Database): number {
   return Number(queryScalar(db, 'SELECT last_insert_rowid()'));
 }
@@ -118,6 +145,7 @@ export const memoryModule: StoreModule = {
   appliers: {
     'memory.fact.saved': applyFactSaved,
     'memory.note.added': applyNoteAdded,
+    'memory.fact.remembered': applyFactRemembered,
     ...vaultAppliers,
     ...semanticAppliers,
   },

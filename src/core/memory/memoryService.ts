@@ -6,8 +6,9 @@ import type { Store } from '../store/store';
 import { Conditions, queryRows, type Database } from '../store/sqlite';
 import { escapeControls, normalizeKey, textProblem } from '../text/textRules';
 import { iso, parseInstant } from '../text/time';
+import { FACT_COLUMNS, factValue, type FactValue } from './factRows';
 import { memoryCounts } from './memoryCounts';
-import { MEMORY_FTS, type FactSaved } from './memorySchema';
+import { MEMORY_FTS, type FactRemembered, type FactSaved } from './memorySchema';
 import { DEFAULT_SCOPE, scopeProblem } from './scope';
 import { SemanticService } from './semantic/semanticService';
 import { chunkRefs } from './recall/chunkRefs';
@@ -27,21 +28,7 @@ export interface RememberInput extends Partial<FactInput> {
   timezone?: string | undefined;
 }
 
-export interface FactValue {
-  id: string;
-  subject: string;
-  predicate: string;
-  object: string;
-  scope: string;
-  source: string;
-  /** When the value became true, and (for a superseded value) when it stopped being true. */
-  valid_from: string;
-  valid_to: string | null;
-  recorded_at: string;
-  status: 'current' | 'historical';
-  superseded_at: string | null;
-  superseded_by: string | null;
-}
+export type { FactValue } from './factRows';
 
 export interface RetrieveInput {
   subject: string;
@@ -103,18 +90,19 @@ export class MemoryService {
     const saved = await this.store.commit((db) => {
       const at = this.store.now;
       const previous = currentFact(db, input.subject, input.predicate, scope);
-      const op: FactSaved = {
+      const fact: FactSaved = {
         op: 'memory.fact.saved', at, id: newId(at),
         subject: input.subject, predicate: input.predicate, object: input.object,
         scope, source, statement, cites,
       };
-      return { op, result: { id: op.id, at, previous } };
+      if (statement === null) return { op: fact, result: { id: fact.id, at, previous, entry: undefined } };
+      // The sentence goes to the day log in the same operation: one durable append per remember.
+      const entry = this.vault.decideEntry(db, { text: statement, scope, source, cites, timezone }, client, fact.id, at);
+      const op: FactRemembered = { ...fact, op: 'memory.fact.remembered', entry: entry.fields };
+      return { op, result: { id: fact.id, at, previous, entry } };
     });
-    let noteId: string | null = null;
-    if (statement !== null) {
-      const note = await this.addNote(statement, { scope, source, cites, timezone }, client, saved.id);
-      if (note.ok) noteId = note.id;
-    }
+    if (saved.entry) this.vault.entryCommitted(saved.entry);
+    const noteId = saved.entry?.result.id ?? null;
     return {
       ok: true as const,
       saved: 'fact' as const,
@@ -127,6 +115,7 @@ export class MemoryService {
       recorded_at: iso(saved.at),
       replaced: saved.previous ? { id: `fact:${saved.previous.id}`, object: saved.previous.object, recorded_at: iso(saved.previous.recordedAt) } : null,
       note_id: noteId,
+      ...(saved.entry?.result.warning ? { warning: saved.entry.result.warning } : {}),
     };
   }
 
@@ -146,34 +135,8 @@ export class MemoryService {
       .addIf(input.predicate === undefined ? undefined : normalizeKey(input.predicate), 'predicate_key = ?')
       .addIf(input.scope, 'scope = ?')
       .addIf(asOf, 'coalesce(valid_from, recorded_at) <= ?');
-    const rows = queryRows(
-      this.store.db,
-      `SELECT id, subject, predicate, object, scope, source, recorded_at, superseded_at, superseded_by, coalesce(valid_from, recorded_at) AS valid_from, coalesce(valid_to, superseded_at) AS valid_to
-         FROM facts WHERE ${where.sql} ORDER BY recorded_at DESC, id DESC`,
-      where.params,
-    );
-    const values = rows
-      .map((r): FactValue => {
-        // "Current" is judged at as_of when given: a value superseded later was current then.
-        const supersededAt = r.superseded_at === null ? null : Number(r.superseded_at);
-        const validTo = r.valid_to === null ? null : Number(r.valid_to);
-        const current = supersededAt === null || (asOf !== undefined && (validTo ?? supersededAt) > asOf);
-        return {
-          id: `fact:${String(r.id)}`,
-          subject: String(r.subject),
-          predicate: String(r.predicate),
-          object: String(r.object),
-          scope: String(r.scope),
-          source: String(r.source),
-          valid_from: iso(Number(r.valid_from)),
-          valid_to: current || validTo === null ? null : iso(validTo),
-          recorded_at: iso(Number(r.recorded_at)),
-          status: current ? 'current' : 'historical',
-          superseded_at: current || supersededAt === null ? null : iso(supersededAt),
-          superseded_by: current || r.superseded_by === null ? null : `fact:${String(r.superseded_by)}`,
-        };
-      })
-      .filter((v) => input.include_history || v.status === 'current');
+    const rows = queryRows(this.store.db, `SELECT ${FACT_COLUMNS} FROM facts WHERE ${where.sql} ORDER BY recorded_at DESC, id DESC`, where.params);
+    const values = rows.map((r) => factValue(r, asOf)).filter((v) => input.include_history || v.status === 'current');
     const out = { ok: true as const, subject: input.subject, values, count: values.length };
     const withAsOf = asOf !== undefined ? { ...out, as_of: iso(asOf) } : out;
     return values.length ? withAsOf : { ...withAsOf, note: `no ${input.include_history ? '' : 'current '}facts about "${input.subject}"${input.scope ? ` in ${input.scope}` : ''}` };

@@ -18,8 +18,11 @@ export const LIST_MAX = 20;
 export const REQUEST_TEXT_MAX = 4000;
 
 export interface RequestOptions {
-  /** ask_agent calls one connection may make in any hour; RECOLLECT_ASK_LIMIT overrides the default 30. */
-  askLimitPerHour?: number;
+  /**
+   * ask_agent calls one connection may make in any hour, or where to read it on each ask (a
+   * VS Code setting the person may change while the window runs). Default: RECOLLECT_ASK_LIMIT, else 30.
+   */
+  askLimitPerHour?: number | (() => number);
 }
 
 export interface AskInput {
@@ -53,9 +56,19 @@ export interface RequestView {
 
 /** The env var that sets the hourly ask_agent limit for every surface of this process. */
 export function askLimitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  return askLimitFrom(undefined, env);
+}
+
+/**
+ * The hourly ask_agent limit: RECOLLECT_ASK_LIMIT, else a host's setting, else 30 — the same
+ * order as the store home (an env var set for a process speaks for every surface in it).
+ * A value that is not a positive whole number counts as not set.
+ */
+export function askLimitFrom(setting: unknown, env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.RECOLLECT_ASK_LIMIT?.trim();
-  const n = raw ? Number(raw) : NaN;
-  return Number.isInteger(n) && n > 0 ? n : ASK_LIMIT_DEFAULT;
+  const fromEnv = raw ? Number(raw) : NaN;
+  if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
+  return typeof setting === 'number' && Number.isInteger(setting) && setting > 0 ? setting : ASK_LIMIT_DEFAULT;
 }
 
 /**
@@ -65,7 +78,7 @@ export function askLimitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
  * the latest state of every process, so two servers cannot together exceed a limit.
  */
 export class RequestService {
-  readonly askLimit: number;
+  private readonly limit: () => number;
   /** Which named connections have connected; every surface reports each call here. */
   readonly connections: Connections;
   private readonly feed: WhatsNew;
@@ -74,7 +87,8 @@ export class RequestService {
     private readonly store: Store,
     options: RequestOptions = {},
   ) {
-    this.askLimit = options.askLimitPerHour ?? askLimitFromEnv();
+    const limit = options.askLimitPerHour ?? askLimitFromEnv();
+    this.limit = typeof limit === 'function' ? limit : () => limit;
     this.connections = new Connections(store);
     this.feed = new WhatsNew(store);
   }
@@ -100,12 +114,13 @@ export class RequestService {
       if (!to) return { result: refuse(`${unknownAgent(input.to, this.connections.list(db))} Nothing was recorded.`) };
       if (to.key === me) return { result: refuse(`"${input.to}" is this connection; a request is for another agent. Nothing was recorded.`) };
       const used = Number(queryScalar(db, 'SELECT count(*) FROM agent_requests WHERE asker_key = ? AND created_at > ?', [me, at - ASK_WINDOW_MS]));
-      if (used >= this.askLimit) {
+      const limit = this.limit();
+      if (used >= limit) {
         const oldest = Number(queryScalar(db, 'SELECT min(created_at) FROM agent_requests WHERE asker_key = ? AND created_at > ?', [me, at - ASK_WINDOW_MS]));
         return {
           result: refuse(
-            `this connection recorded ${used} requests in the last hour, the limit is ${this.askLimit}; the next one can be recorded after ${iso(oldest + ASK_WINDOW_MS)}. Nothing was recorded.`,
-            { limit: this.askLimit, used, unit: 'requests' },
+            `this connection recorded ${used} requests in the last hour, the limit is ${limit}; the next one can be recorded after ${iso(oldest + ASK_WINDOW_MS)}. Nothing was recorded.`,
+            { limit, used, unit: 'requests' },
           ),
         };
       }
@@ -120,7 +135,7 @@ export class RequestService {
           scope,
           status: 'open' as const,
           asked_at: iso(at),
-          this_hour: { limit: this.askLimit, used: used + 1, unit: 'requests' as const },
+          this_hour: { limit, used: used + 1, unit: 'requests' as const },
           note: `Recorded only: ${to.name} sees it in whats_new at the start of its next task and answers if its own rules say to. Read the answer with list_requests (to: "${to.name}", status: "answered") or in your whats_new.`,
         },
       };

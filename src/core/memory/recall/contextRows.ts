@@ -1,5 +1,6 @@
 import { Conditions, queryRows, type Database, type SqlValue } from '../../store/sqlite';
 import { iso } from '../../text/time';
+import { FACT_COLUMNS, factKey, factValue, type FactValue } from '../factRows';
 import { RULE_PREDICATES } from './queryWords';
 
 /** A fact as recall returns it: the value, when it was true, when it was recorded. */
@@ -33,24 +34,13 @@ export interface Keyed {
   key: string;
 }
 
-const FACT_COLUMNS = `id, subject, predicate, object, scope, source, subject_key, predicate_key, recorded_at, superseded_at,
-  coalesce(valid_from, recorded_at) AS valid_from, coalesce(valid_to, superseded_at) AS valid_to`;
-
+/** The recall form of a fact value: what replaced it is a retrieve_memory away, and a current value has no end. */
 function toFact(r: Record<string, SqlValue>): FactItem & Keyed {
-  const historical = r.superseded_at !== null;
-  return {
-    id: `fact:${String(r.id)}`,
-    subject: String(r.subject),
-    predicate: String(r.predicate),
-    object: String(r.object),
-    scope: String(r.scope),
-    source: String(r.source),
-    status: historical ? 'historical' : 'current',
-    valid_from: iso(Number(r.valid_from)),
-    ...(historical && r.valid_to !== null ? { valid_to: iso(Number(r.valid_to)) } : {}),
-    recorded_at: iso(Number(r.recorded_at)),
-    key: `${String(r.subject_key)}\u0000${String(r.predicate_key)}\u0000${String(r.scope)}`,
-  };
+  const { valid_to: validTo, ...value } = factValue(r);
+  const item: FactItem & Keyed & Partial<Pick<FactValue, 'superseded_at' | 'superseded_by'>> = { ...value, ...(validTo !== null ? { valid_to: validTo } : {}), key: factKey(r) };
+  delete item.superseded_at;
+  delete item.superseded_by;
+  return item;
 }
 
 export function factsByIds(db: Database, ids: readonly string[]): Map<string, FactItem & Keyed> {

@@ -40,7 +40,7 @@ export function getContext(store: Store, index: () => { stale: boolean; changed_
   const maxTokens = input.max_tokens ?? MAX_TOKENS_DEFAULT;
   const db = store.db;
   const words = input.query === undefined ? [] : contentWords(input.query);
-  const candidates = words.length ? byQuery(db, store.now, words, input.query as string, input.scope, maxTokens, counts) : profile(db, input.scope);
+  const candidates = words.length ? byQuery(db, store.version, store.now, words, input.query as string, input.scope, maxTokens, counts) : profile(db, input.scope);
   const indexState = index();
   const mode = words.length ? 'query' : 'profile';
 
@@ -96,13 +96,17 @@ interface Candidates {
   unranked: number;
 }
 
-function byQuery(db: Database, now: number, words: string[], query: string, scope: string | undefined, maxTokens: number, counts: DocumentCounts): Candidates {
+function byQuery(db: Database, version: number, now: number, words: string[], query: string, scope: string | undefined, maxTokens: number, counts: DocumentCounts): Candidates {
   // Enough candidates to fill the largest budget with short items; more would only cost time.
   const limit = Math.min(150, Math.max(40, Math.ceil(maxTokens / 25)));
-  const { kept, matches } = prunedWords(db, MEMORY_FTS, words, counts);
+  const { kept, matches } = prunedWords(db, version, MEMORY_FTS, words, counts);
   // Even the rarest word is in most memories: rank its newest matches, say so, count the rest.
   const window = matches !== undefined && matches > MATCH_BUDGET ? newestWindow(db, MEMORY_FTS, kept, MATCH_BUDGET) : undefined;
-  const found = hybridTop(db, { query: kept.join(' '), limit, scope, now, anyPhrase: true, ...(window !== undefined ? { minDocid: window } : {}) });
+  const req = { query: kept.join(' '), limit, scope, now, anyPhrase: true, ...(window !== undefined ? { minDocid: window } : {}) };
+  // Pruning and the window bound the matches to about MATCH_BUDGET: reading every match's date
+  // in the search's own pass is then cheaper than hybridTop's relevance pass and its date
+  // lookups (measured at 50k facts + 20k notes: p50 5 ms against 9, p95 10 against 27).
+  const found = matches !== undefined ? searchFts(db, MEMORY_FTS, { ...req, sort: 'hybrid' }) : hybridTop(db, req);
   const hits = found.ok ? found.hits : [];
   const docids = hits.map((h) => h.docid);
   const refs = new Map(
@@ -134,11 +138,11 @@ function byQuery(db: Database, now: number, words: string[], query: string, scop
 
 /**
  * The scorer's hybrid order (relevance decayed by age), computed the cheap way when it can be
- * proved the same. A hybrid search reads every match's date; a relevance search reads dates
- * only for the best few. Hybrid never scores above relevance, so when the k-th best hybrid
- * score among the relevance top M is at least the M-th relevance score, nothing outside those
- * M can enter the hybrid top k — the answer is exactly the hybrid search's. Otherwise the
- * hybrid search runs.
+ * proved the same; for when the number of matches is not known to be small. A hybrid search
+ * reads every match's date; a relevance search reads dates only for the best few. Hybrid
+ * never scores above relevance, so when the k-th best hybrid score among the relevance top M
+ * is at least the M-th relevance score, nothing outside those M can enter the hybrid top k —
+ * the answer is exactly the hybrid search's. Otherwise the hybrid search runs.
  */
 export function hybridTop(db: Database, req: Omit<SearchRequest, 'sort'>): SearchOutcome {
   // Wide enough that the proof nearly always holds on a store spanning a year or more (measured:

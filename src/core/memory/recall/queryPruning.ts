@@ -13,31 +13,28 @@ export const MATCH_BUDGET = 3_000;
 export const MAX_WORDS_SEARCHED = 8;
 
 /**
- * Document counts per word, kept for a while: requests repeat their common words, and a count a
- * few writes old decides which words to search just as well. One cache per store.
+ * Document counts per word for one store version: requests repeat their common words, and
+ * counting them is a doclist walk each. The counts are exact for the version they were read at
+ * and dropped as soon as the store moves, so which words are searched — and so the reply —
+ * depends only on the store's state, never on what was asked before. One cache per store.
  */
 export class DocumentCounts {
-  private readonly counts = new Map<string, { n: number; at: number }>();
+  private readonly counts = new Map<string, number>();
+  private version: number | undefined;
 
-  constructor(private readonly ttlMs = 30_000) {}
-
-  of(db: Database, table: string, words: readonly string[]): number[] | undefined {
-    const now = performance.now();
+  of(db: Database, version: number, table: string, words: readonly string[]): number[] | undefined {
+    if (version !== this.version || this.counts.size > 20_000) {
+      this.counts.clear();
+      this.version = version;
+    }
     const key = (w: string) => `${table}\u0000${w}`;
-    const missing = words.filter((w) => {
-      const c = this.counts.get(key(w));
-      return !c || now - c.at > this.ttlMs;
-    });
+    const missing = words.filter((w) => !this.counts.has(key(w)));
     if (missing.length) {
       const fresh = documentCounts(db, table, missing);
       if (!fresh) return undefined;
-      if (this.counts.size > 20_000) this.counts.clear();
-      // A word no memory holds yet is not remembered as such: the next save may hold it.
-      missing.forEach((w, i) => {
-        if (fresh[i]) this.counts.set(key(w), { n: fresh[i] as number, at: now });
-      });
+      missing.forEach((w, i) => this.counts.set(key(w), fresh[i] ?? 0));
     }
-    return words.map((w) => this.counts.get(key(w))?.n ?? 0);
+    return words.map((w) => this.counts.get(key(w)) ?? 0);
   }
 }
 
@@ -48,8 +45,8 @@ export interface Pruned {
   matches: number | undefined;
 }
 
-export function prunedWords(db: Database, table: string, words: readonly string[], cache: DocumentCounts): Pruned {
-  const df = words.length ? cache.of(db, table, words) : undefined;
+export function prunedWords(db: Database, version: number, table: string, words: readonly string[], cache: DocumentCounts): Pruned {
+  const df = words.length ? cache.of(db, version, table, words) : undefined;
   if (!df) return { kept: [...words], dropped: [], matches: undefined };
   const order = words.map((w, i) => ({ w, n: df[i] ?? 0 })).sort((a, b) => a.n - b.n);
   const kept: string[] = [];
@@ -84,11 +81,13 @@ export function newestWindow(db: Database, table: string, words: readonly string
 /**
  * Documents holding each word, in one statement: matchinfo 'x' on any one matching row reports,
  * for every phrase, the number of documents with a hit across the whole table (read from the
- * doclists, no row visited).
+ * doclists, no row visited). No matching row means every count is zero — an answer, not an
+ * unknown: treating it as unknown once let a word new to the store switch pruning off.
  */
 function documentCounts(db: Database, table: string, words: readonly string[]): number[] | undefined {
   const match = words.map((w) => `"${w.replace(/"/g, '')}"`).join(' OR ');
   const hex = queryScalar(db, `SELECT hex(matchinfo(${table}, 'pcx')) FROM ${table} WHERE ${table} MATCH ? LIMIT 1`, [match]);
+  if (hex === undefined) return words.map(() => 0);
   if (typeof hex !== 'string') return undefined;
   const int = (i: number) => {
     const at = i * 8;

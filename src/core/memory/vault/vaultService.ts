@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { newId } from '../../ids';
 import { refuse } from '../../refusal';
+import type { Database } from '../../store/sqlite';
 import type { Store } from '../../store/store';
 import { textProblem } from '../../text/textRules';
 import { dayIn, iso } from '../../text/time';
-import type { NoteAdded } from '../memorySchema';
+import type { EntryFields, NoteAdded } from '../memorySchema';
 import { DEFAULT_SCOPE, scopeProblem } from '../scope';
 import type { SemanticService } from '../semantic/semanticService';
 import { decideIndex, emptyTally, type IndexTally } from './vaultIndexer';
@@ -21,6 +22,14 @@ export interface EntryInput {
   cites?: string[] | undefined;
   /** YYYY-MM-DD; default today in `timezone`. */
   date?: string | undefined;
+}
+
+export interface DecidedEntry {
+  op: NoteAdded;
+  fields: EntryFields;
+  /** The vault version the decision saw, for the stale monitor. */
+  versionBefore: number;
+  result: { ok: true; saved: 'note'; id: string; path: string; day: string; scope: string; source: string; recorded_at: string; warning?: string };
 }
 
 /** One index_memory commit holds at most this many files or bytes, so no journal line grows huge. */
@@ -65,34 +74,48 @@ export class VaultService {
     const scope = input.scope ?? DEFAULT_SCOPE;
     const bad = scopeProblem(scope) ?? timezoneProblem(input.timezone);
     if (bad) return refuse(`${bad}. Nothing was saved.`);
-    const source = input.source ?? client;
-    let versionBefore = -1;
-    const result = await this.store.commit((db) => {
-      versionBefore = vaultVersion(db);
-      const at = this.store.now;
-      const day = input.date ?? (dayIn(at, input.timezone) as string);
-      const path = dailyPath(scope, day);
-      const anchor = createHash('sha256').update(newId(at)).update(input.text).digest('hex').slice(0, 12);
-      const id = `entry:${path}#${anchor}`;
-      let file: FileStat | null = null;
-      let fileError: string | undefined;
-      try {
-        file = appendEntryFile(db, this.root, path, day, { anchor, at, timezone: input.timezone ?? null, source, text: input.text });
-      } catch (err) {
-        // The store keeps the entry either way; index_memory writes the file once it can.
-        fileError = `the entry is saved but its day file could not be written: ${(err as Error).message}`;
-      }
-      const op: NoteAdded = {
-        op: 'memory.note.added', at, id, path, day, text: input.text, scope, source,
-        timezone: input.timezone ?? null, cites: input.cites ?? [], factId, file,
-      };
-      return {
-        op,
-        result: { ok: true as const, saved: 'note' as const, id, path, day, scope, source, recorded_at: iso(at), ...(fileError ? { warning: fileError } : {}) },
-      };
+    const decided = await this.store.commit((db) => {
+      const entry = this.decideEntry(db, input, client, factId, this.store.now);
+      return { op: entry.op, result: entry };
     });
-    this.monitor.ownWrite(result.path, versionBefore, result.warning !== undefined);
-    return result;
+    this.entryCommitted(decided);
+    return decided.result;
+  }
+
+  /**
+   * The part of adding an entry that runs inside `Store.commit`'s decide, under the lock: writes
+   * the day file and returns the operation that records it, so a caller can journal the entry
+   * alone or inside an operation of its own (a fact with its sentence: one line, one fsync).
+   * Scope and timezone are the caller's to check. After the commit, call `entryCommitted`.
+   */
+  decideEntry(db: Database, input: EntryInput, client: string, factId: string | null, at: number): DecidedEntry {
+    const scope = input.scope ?? DEFAULT_SCOPE;
+    const source = input.source ?? client;
+    const versionBefore = vaultVersion(db);
+    const day = input.date ?? (dayIn(at, input.timezone) as string);
+    const path = dailyPath(scope, day);
+    const anchor = createHash('sha256').update(newId(at)).update(input.text).digest('hex').slice(0, 12);
+    const id = `entry:${path}#${anchor}`;
+    let file: FileStat | null = null;
+    let fileError: string | undefined;
+    try {
+      file = appendEntryFile(db, this.root, path, day, { anchor, at, timezone: input.timezone ?? null, source, text: input.text });
+    } catch (err) {
+      // The store keeps the entry either way; index_memory writes the file once it can.
+      fileError = `the entry is saved but its day file could not be written: ${(err as Error).message}`;
+    }
+    const fields: EntryFields = { id, path, day, text: input.text, scope, source, timezone: input.timezone ?? null, cites: input.cites ?? [], factId, file };
+    return {
+      op: { op: 'memory.note.added', at, ...fields },
+      fields,
+      versionBefore,
+      result: { ok: true as const, saved: 'note' as const, id, path, day, scope, source, recorded_at: iso(at), ...(fileError ? { warning: fileError } : {}) },
+    };
+  }
+
+  /** Once the entry's operation is durable: the stale monitor takes the day file's new stat. */
+  entryCommitted(entry: DecidedEntry): void {
+    this.monitor.ownWrite(entry.result.path, entry.versionBefore, entry.result.warning !== undefined);
   }
 
   /** index_memory: re-reads every vault file that changed since it was last indexed. */
