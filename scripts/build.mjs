@@ -55,10 +55,13 @@ async function buildWebviews() {
       target: 'es2022',
       sourcemap: false,
       rollupOptions: {
+        // Each view's main.tsx is its entry, not an index.html: the extension host writes the
+        // page itself (src/host/webviewHtml.ts, CSP and nonce), so an HTML entry would only add
+        // an unused page per view and a modulepreload polyfill nothing calls.
         input: Object.fromEntries(
           fs.readdirSync(path.join(root, 'webview'))
-            .filter((d) => fs.existsSync(path.join(root, 'webview', d, 'index.html')))
-            .map((d) => [d, path.join(root, 'webview', d, 'index.html')]),
+            .filter((d) => fs.existsSync(path.join(root, 'webview', d, 'main.tsx')))
+            .map((d) => [d, path.join(root, 'webview', d, 'main.tsx')]),
         ),
         // Stable names: the extension host points each view at its own script and style.
         output: { entryFileNames: '[name].js', chunkFileNames: 'chunks/[name].js', assetFileNames: '[name][extname]' },

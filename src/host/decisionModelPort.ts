@@ -16,10 +16,5 @@ const WITHHOLD: ModelPurpose = {
  */
 export function createDecisionModel(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): DecisionModel {
   const port = createLanguageModelPort(context, log, WITHHOLD);
-  const why = () => {
-    if (vscode.workspace.getConfiguration('recollect').get<boolean>(WITHHOLD.setting) !== true) return `the setting recollect.${WITHHOLD.setting} is off`;
-    if (context.globalState.get<string>(WITHHOLD.consentKey) === 'declined') return `the person declined sending history to a language model for this (switch recollect.${WITHHOLD.setting} off and on to be asked again)`;
-    return 'this VS Code has no language model API';
-  };
-  return decisionModelOver(port, why, 'To judge which past chat runs are unrelated to your current request');
+  return decisionModelOver(port, () => port.unavailableReason() ?? 'the language model became unavailable', 'To judge which past chat runs are unrelated to your current request');
 }

@@ -15,6 +15,12 @@ export interface ModelPurpose {
   label: string;
 }
 
+/** The port plus the reason it cannot be used, which only the host can tell (setting, consent, API, installed models). */
+export interface HostLanguageModelPort extends LanguageModelPort {
+  /** Why no model can be used now, or undefined when one may be. */
+  unavailableReason(): string | undefined;
+}
+
 export const LCM_PURPOSE: ModelPurpose = {
   setting: 'lcm.useLanguageModel',
   consentKey: 'recollect.lcm.modelConsent',
@@ -28,12 +34,26 @@ export const LCM_PURPOSE: ModelPurpose = {
  * Every API it touches is feature-detected: without vscode.lm (or tool calling) it reports
  * itself unavailable and core falls back to the extractive summariser and excerpt answers.
  */
-export function createLanguageModelPort(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, purpose: ModelPurpose = LCM_PURPOSE): LanguageModelPort {
+export function createLanguageModelPort(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, purpose: ModelPurpose = LCM_PURPOSE): HostLanguageModelPort {
   const { setting: SETTING, consentKey: CONSENT_KEY } = purpose;
   let chosen: vscode.LanguageModelChat | undefined;
   let asking: Promise<boolean> | undefined;
   const enabled = () => vscode.workspace.getConfiguration('recollect').get<boolean>(SETTING) === true;
   const consent = () => context.globalState.get<string>(CONSENT_KEY);
+  // Learnt in the background and kept fresh, so "there is no model here" (code-server, no Copilot)
+  // is known synchronously, before anyone is asked to consent to a model that does not exist.
+  let modelCount: number | undefined;
+  const countModels = () => {
+    if (apiPresent()) void vscode.lm.selectChatModels().then((models) => (modelCount = models.length), () => (modelCount = undefined));
+  };
+  countModels();
+  const unavailableReason = (): string | undefined => {
+    if (!enabled()) return `the setting recollect.${SETTING} is off`;
+    if (consent() === 'declined') return `the person declined sending history to a language model for ${purpose.label} (switch recollect.${SETTING} off and on to be asked again)`;
+    if (!apiPresent()) return 'this VS Code has no language model API';
+    if (modelCount === 0) return 'no chat model is available in this VS Code (no Copilot or other model provider is installed and signed in)';
+    return undefined;
+  };
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -42,7 +62,14 @@ export function createLanguageModelPort(context: vscode.ExtensionContext, log: v
       if (enabled()) void context.globalState.update(CONSENT_KEY, undefined);
     }),
   );
-  if (typeof vscode.lm?.onDidChangeChatModels === 'function') context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => (chosen = undefined)));
+  if (typeof vscode.lm?.onDidChangeChatModels === 'function') {
+    context.subscriptions.push(
+      vscode.lm.onDidChangeChatModels(() => {
+        chosen = undefined;
+        countModels();
+      }),
+    );
+  }
 
   const ask = async (): Promise<boolean> => {
     const pick = await vscode.window.showInformationMessage(
@@ -76,12 +103,15 @@ export function createLanguageModelPort(context: vscode.ExtensionContext, log: v
   };
 
   return {
-    available: () => enabled() && consent() !== 'declined' && apiPresent(),
+    available: () => unavailableReason() === undefined,
+    unavailableReason,
     describe: () => (chosen ? `${chosen.vendor}/${chosen.id}` : 'vscode-lm'),
     async complete(messages: ModelMessage[], options: CompleteOptions, signal: AbortSignal): Promise<ModelReply> {
-      if (!enabled() || !apiPresent()) throw new ModelUnavailableError(`the language model is switched off (recollect.${SETTING})`);
-      if (!(await permitted(options.background === true))) throw new ModelUnavailableError('the person has not allowed a language model');
+      const off = unavailableReason();
+      if (off) throw new ModelUnavailableError(off);
+      // The model first: asking consent for one that turns out not to exist would be a question for nothing.
       const model = await select();
+      if (!(await permitted(options.background === true))) throw new ModelUnavailableError('the person has not allowed a language model');
       const cts = new vscode.CancellationTokenSource();
       const onAbort = () => cts.cancel();
       signal.addEventListener('abort', onAbort, { once: true });

@@ -7,7 +7,7 @@ import type * as vscode from 'vscode';
 const WEBVIEW_DIR = ['dist', 'webview'] as const;
 
 export interface WebviewDocument {
-  /** The view's name, as in webview/<name>/index.html. */
+  /** The view's name, as in webview/<name>/main.tsx. */
   name: string;
   title: string;
   /** `webview.cspSource`: the only origin styles, images, fonts and scripts may come from. */

@@ -4,6 +4,8 @@
  * guards below before anything runs.
  */
 
+// Type-only, so no engine code reaches the bundle: the panel shows core's session rows as they are.
+import type { BrowsedSession } from '../../src/core/history/sessionBrowse';
 import { isRecord, isWholeNumber, onlyKeys, parseRequest, type HandlersFor, type ParamGuards, type ParamsIn, type RequestIn, type ResponseIn } from './envelope';
 
 export const SESSION_ID = /^ses_[0-9a-f]{16}$/;
@@ -23,15 +25,8 @@ export interface SessionFilters {
   query?: string;
 }
 
-export interface SessionSummary {
-  id: string;
-  source: string;
-  title: string | null;
-  workspace: string | null;
-  startedAt: string | null;
-  updatedAt: string | null;
-  events: number;
-  chapters: number;
+/** A session as core's browse lists it, plus what a search adds. */
+export interface SessionSummary extends BrowsedSession {
   /** With a search: the best matching excerpt, matched words marked as [word]. */
   snippet?: string;
   /** With a search: how many of the matching events are in this session. */

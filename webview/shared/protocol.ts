@@ -8,6 +8,8 @@
 
 import { isRecord, onlyKeys, optionalString, parseRequest, parseResponse, type HandlersFor, type ParamGuards, type ParamsIn, type RequestIn, type ResponseIn, type ResultIn } from './envelope';
 import { SESSION_ID } from './historyProtocol';
+// Type-only, so src/server/protocol.ts is erased from the bundle and no host code comes with it.
+import type { FactVersion } from '../../src/server/protocol';
 
 export interface MemoryStatus {
   facts: number;
@@ -46,16 +48,8 @@ export interface SearchResult {
   total: number;
 }
 
-export interface FactVersion {
-  id: string;
-  predicate: string;
-  object: string;
-  scope: string;
-  source: string;
-  recorded_at: string;
-  status: 'current' | 'historical';
-  superseded_at: string | null;
-}
+// The notes language server's hover shows the same fact history: one shape keeps the two alike.
+export type { FactVersion };
 
 export interface HistoryResult {
   subject: string;

@@ -552,3 +552,25 @@ test('Export Memory… writes the whole memory as Markdown (hidden test argument
   info.bytes = out.bytes;
   info.pages = out.pages;
 }, 60_000);
+
+test('the sidebar memory browser in a light theme (screenshot)', async (info) => {
+  const workbench = vscode.workspace.getConfiguration('workbench');
+  await workbench.update('colorTheme', 'Default Light Modern', vscode.ConfigurationTarget.Global);
+  try {
+    await until('a light colour theme', () => vscode.window.activeColorTheme.kind === vscode.ColorThemeKind.Light, 15_000);
+    await vscode.commands.executeCommand('recollect.showMemory');
+    let shot;
+    for (let i = 0; i < 5 && !(shot && shot.found); i++) {
+      await sleep(1500);
+      shot = await requestScreenshot('memory-browser-light', 'Vite 9');
+    }
+    assert(shot.found === true, `the memory browser in the light theme does not show the seeded fact "Vite 9" (${shot.file})`);
+    info.theme = vscode.workspace.getConfiguration('workbench').get('colorTheme');
+    info.screenshot = shot.file;
+  } finally {
+    await workbench.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
+  }
+}, 60_000);
+
+// Registered last: it imports a newer Claude Code session, which the tests above must not see.
+require('./chatHistoryWithheld.cjs')({ test, assert, callJson, assertOk, truncate, safeStringify, until, EXTENSION_ID });

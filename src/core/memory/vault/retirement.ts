@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { refuse, type Refusal } from '../../refusal';
-import type { Store } from '../../store/store';
+import type { Decision, Store } from '../../store/store';
 import { queryRows, type Database, type SqlValue } from '../../store/sqlite';
 import { iso } from '../../text/time';
 import { anchorOfId } from './dailyFile';
@@ -33,24 +33,20 @@ export async function retireMemory(store: Store, vault: VaultService, id: string
     if (!before) return refuse(`no entry ${id.slice(0, 160)} in this store`);
     if (before.retired_at !== null) return refuse(`${id} is already retired (at ${iso(Number(before.retired_at))}); restore_memory puts it back`);
     const path = String(before.path);
-    await vault.indexPaths([path]);
-    const result = await store.commit((db) => {
+    return commitAfterIndexing(store, vault, path, (db) => {
       const row = entryRow(db, id);
       if (row?.retired_at !== null) return { result: { ok: true as const, retired: id, kind: 'entry', path, note: `its block had already been deleted from ${path} by hand; indexing took it out of recall` } };
       const { found, stat } = removeEntryFile(db, vault.root, path, anchorOfId(id));
       const op: MemoryRetired = { op: 'memory.retired', at: store.now, id, daily: { path, stat } };
       return { op, result: { ok: true as const, retired: id, kind: 'entry', path, removed_from_file: found } };
     });
-    vault.monitor.invalidate();
-    return result;
   }
   if (id.startsWith('note:')) {
     const path = id.slice(5);
     const place = classifyPath(path);
     if ('problem' in place) return refuse(`${id.slice(0, 160)}: ${place.problem}`);
     if (place.kind === 'daily') return refuse(`${path} is a day log: retire its entries one by one (entry:${path}#<hash> ids, listed by read_memory ${id})`);
-    await vault.indexPaths([path]);
-    const result = await store.commit((db) => {
+    return commitAfterIndexing(store, vault, path, (db) => {
       const rec = liveNote(db, path);
       if (!rec) {
         const gone = latestRetired(db, path);
@@ -60,8 +56,6 @@ export async function retireMemory(store: Store, vault: VaultService, id: string
       const op: MemoryRetired = { op: 'memory.retired', at: store.now, id, fileId: String(rec.id) };
       return { op, result: { ok: true as const, retired: id, kind: String(rec.kind), path, file_removed: true, note: 'the text stays in the store; restore_memory writes the file back' } };
     });
-    vault.monitor.invalidate();
-    return result;
   }
   return refuse(`id "${id.slice(0, 120)}" is not a memory id: use note:<path>, entry:<path>#<hash> or fact:<id>`);
 }
@@ -82,8 +76,7 @@ export async function restoreMemory(store: Store, vault: VaultService, id: strin
     if (!before) return refuse(`no entry ${id.slice(0, 160)} in this store`);
     if (before.retired_at === null) return refuse(`${id} is not retired: there is nothing to restore`);
     const path = String(before.path);
-    await vault.indexPaths([path]);
-    const result = await store.commit((db) => {
+    return commitAfterIndexing(store, vault, path, (db) => {
       const row = entryRow(db, id);
       if (!row) return { result: refuse(`no entry ${id.slice(0, 160)} in this store`) };
       if (row.retired_at === null) return { result: { ok: true as const, restored: id, kind: 'entry', path, note: `its block was already back in ${path}; indexing restored it` } };
@@ -92,16 +85,13 @@ export async function restoreMemory(store: Store, vault: VaultService, id: strin
       const op: MemoryRestored = { op: 'memory.restored', at: store.now, id, daily: { path, stat } };
       return { op, result: { ok: true as const, restored: id, kind: 'entry', path } };
     });
-    vault.monitor.invalidate();
-    return result;
   }
   if (id.startsWith('note:')) {
     const path = id.slice(5);
     const place = classifyPath(path);
     if ('problem' in place) return refuse(`${id.slice(0, 160)}: ${place.problem}`);
     if (place.kind === 'daily') return refuse(`${path} is a day log: restore its entries one by one (the entry: ids memory_map lists under retired)`);
-    await vault.indexPaths([path]);
-    const result = await store.commit((db) => {
+    return commitAfterIndexing(store, vault, path, (db) => {
       const rec = latestRetired(db, path);
       if (!rec) return { result: refuse(`no retired note ${path}: retire_memory has not taken one out of the vault at that path`) };
       const abs = absolutePath(vault.root, path);
@@ -119,10 +109,19 @@ export async function restoreMemory(store: Store, vault: VaultService, id: strin
       const op: MemoryRestored = { op: 'memory.restored', at: store.now, id, fileId: String(rec.id), stat };
       return { op, result: { ok: true as const, restored: id, kind: String(rec.kind), path, file: abs, bytes: stat.size } };
     });
-    vault.monitor.invalidate();
-    return result;
   }
   return refuse(`id "${id.slice(0, 120)}" is not a memory id: use note:<path>, entry:<path>#<hash> or fact:<id>`);
+}
+
+/**
+ * Indexes the one file a retire or restore touches before deciding, so a person's unindexed edit
+ * is in the store when `decide` looks, and afterwards tells the monitor the vault moved.
+ */
+async function commitAfterIndexing<D extends Decision<unknown>>(store: Store, vault: VaultService, path: string, decide: (db: Database) => D): Promise<D['result']> {
+  await vault.indexPaths([path]);
+  const result = await store.commit(decide);
+  vault.monitor.invalidate();
+  return result;
 }
 
 function factRow(db: Database, id: string): Record<string, SqlValue> | undefined {
