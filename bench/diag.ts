@@ -1,6 +1,6 @@
-import * as fs from 'node:fs';
 import { STORE_MODULES, type Services } from '../src/core/services';
 import { migrate } from '../src/core/store/schema';
+import { readSnapshot } from '../src/core/store/snapshot';
 import { memoryModule } from '../src/core/memory/memorySchema';
 import { MEMORY_FTS } from '../src/core/memory/memorySchema';
 import { searchFts, snippets } from '../src/core/search/ftsSearch';
@@ -144,7 +144,7 @@ export function runDiag(services: Services, queries: BenchQuery[], runs: number)
  */
 export async function runRememberDiag(wasmPath: string, snapshotFile: string, inputs: string[], automerge?: number): Promise<void> {
   const SQL = await loadSqlJs(wasmPath);
-  const db = new SQL.Database(fs.readFileSync(snapshotFile));
+  const db = new SQL.Database(readSnapshot(snapshotFile)); // compressed at rest since issue 3
   migrate(db, STORE_MODULES); // a store saved by an older build gets this build's tables first
   // FTS4's incremental merging: a little merge work after each write instead of an occasional big merge.
   if (automerge !== undefined) db.run(`INSERT INTO ${MEMORY_FTS}(${MEMORY_FTS}) VALUES (?)`, [`automerge=${automerge}`]);

@@ -127,8 +127,8 @@ function instrument(s: Services, prof: Profiler): ImportFigures['blobs'] {
       }
     }).finally(() => prof.exit());
   };
-  prof.wrapSync(internals.journal, 'append', 'journal append: stringify + write');
-  prof.wrapSync(s.store, 'refresh', 'catch-up: re-read + JSON.parse the line');
+  prof.wrapSync(internals.journal, 'append', 'journal append: stringify, deflate, write');
+  prof.wrapSync(s.store, 'refresh', 'catch-up: fstat (+ read other writers\' lines)');
   for (const [name, apply] of internals.appliers) {
     internals.appliers.set(name, (db, op) => {
       prof.enter(`apply ${name}`);

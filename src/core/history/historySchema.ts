@@ -3,6 +3,7 @@ import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import { type Database, type SqlValue, type Statement } from '../store/sqlite';
 import type { EventKind, HistorySource } from './parsedSession';
+import { applyRunsWithheld, WITHHELD_RUNS_MIGRATION } from './withheldRuns';
 
 export const HISTORY_FTS = 'history_fts';
 
@@ -57,6 +58,20 @@ export interface FileSeen extends Operation {
   path: string;
   size: number;
   mtimeMs: number;
+}
+
+/** What one session of a file changed: the fields of `SessionImported` without the envelope. */
+export type SessionChange = Pick<SessionImported, 'session' | 'upserts' | 'removedKeys' | 'runIds'>;
+
+/**
+ * One imported file in one journal line: its sessions' changes and the file's size and mtime.
+ * It replaced a `history.session.imported` line per session plus a `history.file.seen` line
+ * (one fsync per file instead of two); both old operations still replay.
+ */
+export interface FileImported extends Operation {
+  op: 'history.file.imported';
+  file: { path: string; size: number; mtimeMs: number };
+  sessions: SessionChange[];
 }
 
 const MIGRATIONS = [
@@ -118,10 +133,22 @@ const MIGRATIONS = [
   );
   ${createFtsTableSql(HISTORY_FTS, ['session_id', 'kind'])}
   `,
+  WITHHELD_RUNS_MIGRATION,
 ];
 
 function applySessionImported(db: Database, op: Operation): void {
-  const { session: s, upserts, removedKeys, runIds } = op as SessionImported;
+  applySessionChange(db, op as SessionImported, op.at);
+}
+
+function applyFileImported(db: Database, op: Operation): void {
+  const f = op as FileImported;
+  for (const change of f.sessions) applySessionChange(db, change, f.at);
+  recordFileSeen(db, f.file.path, f.file.size, f.file.mtimeMs, f.at);
+}
+
+/** `at`: the operation's time, the indexed time of an event that has none of its own. */
+function applySessionChange(db: Database, change: SessionChange, at: number): void {
+  const { session: s, upserts, removedKeys, runIds } = change;
   db.run(
     `INSERT INTO sessions(id, source, external_id, file, title, workspace, model, started_at, updated_at, parent_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -175,7 +202,7 @@ function applySessionImported(db: Database, op: Operation): void {
       if (e.text.trim()) {
         const body = e.toolName ? `${e.toolName} ${e.text}` : e.text;
         st.run(`INSERT INTO ${HISTORY_FTS}(docid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)`, [
-          id, body, e.at ?? s.updatedAt ?? op.at, s.source, s.id, e.kind,
+          id, body, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
         ]);
       }
     }
@@ -243,9 +270,13 @@ class Statements {
 
 function applyFileSeen(db: Database, op: Operation): void {
   const f = op as FileSeen;
+  recordFileSeen(db, f.path, f.size, f.mtimeMs, f.at);
+}
+
+function recordFileSeen(db: Database, path: string, size: number, mtimeMs: number, at: number): void {
   db.run(
     'INSERT INTO import_files(path, size, mtime_ms, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, seen_at = excluded.seen_at',
-    [f.path, f.size, f.mtimeMs, f.at],
+    [path, size, mtimeMs, at],
   );
 }
 
@@ -255,5 +286,7 @@ export const historyModule: StoreModule = {
   appliers: {
     'history.session.imported': applySessionImported,
     'history.file.seen': applyFileSeen,
+    'history.runs.withheld': applyRunsWithheld,
+    'history.file.imported': applyFileImported,
   },
 };

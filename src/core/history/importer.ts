@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { newId } from '../ids';
 import type { Store } from '../store/store';
 import { queryRows } from '../store/sqlite';
-import type { FileSeen, SessionImported, StoredEvent } from './historySchema';
+import type { Database } from '../store/sqlite';
+import type { FileImported, SessionChange, SessionHeader, SessionImported, StoredEvent } from './historySchema';
 import type { ParsedEvent, ParsedSession, ParseProblem } from './parsedSession';
 import { detectTranscript, isSnapshotFormat } from './parsers/detect';
 
@@ -92,16 +93,22 @@ export class HistoryImporter {
     report.skipped_lines += parsed.problems.filter((p) => p.line !== undefined).length;
     report.problems.push(...parsed.problems);
     for (const [type, n] of Object.entries(parsed.unknownTypes)) report.unknown_types[type] = (report.unknown_types[type] ?? 0) + n;
-    for (const session of parsed.sessions) {
-      const written = await this.importSession(abs, session, isSnapshotFormat(detected.format));
-      report.sessions++;
-      report.runs += written.runs;
-      report.events += written.events;
-    }
-    await this.store.commit(() => {
-      const op: FileSeen = { op: 'history.file.seen', at: this.store.now, path: abs, size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) };
-      return { op, result: undefined };
+    // Blobs are written (and synced) before the journal line that names them.
+    const sessions = parsed.sessions.map((session) => this.prepareSession(abs, session));
+    const snapshot = isSnapshotFormat(detected.format);
+    const fileSeen = { path: abs, size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) };
+    // One journal line (one fsync) for the whole file: its sessions and that it was seen.
+    const outcome = await this.store.commit((db) => {
+      const diffs = sessions.map((prepared) => diffSession(db, prepared, snapshot, false));
+      const op: FileImported = { op: 'history.file.imported', at: this.store.now, file: fileSeen, sessions: diffs.flatMap((d) => (d.change ? [d.change] : [])) };
+      return { op, result: diffs };
     });
+    for (const diff of outcome) {
+      report.sessions++;
+      report.runs += diff.runs;
+      report.events += diff.events;
+      if (diff.change) await this.notify(diff.change);
+    }
   }
 
   /**
@@ -125,48 +132,42 @@ export class HistoryImporter {
   }
 
   private async importSession(file: string, session: ParsedSession, snapshot: boolean, fresh = false): Promise<{ runs: number; events: number }> {
-    const sessionId = sessionIdOf(session.source, session.externalId);
-    // Blobs are written (and synced) before the journal line that names them.
-    const prepared = uniqueKeys(session.events).map((e, i) => this.prepare(e, i + 1));
-    const runIds: Record<string, string> = {};
-    for (const e of prepared) runIds[e.runKey] ??= runIdOf(sessionId, e.runKey);
-    const times = prepared.map((e) => e.at).filter((t): t is number => t !== null);
-
-    let written: StoredEvent[] = [];
-    const outcome = await this.store.commit((db) => {
-      const existing = fresh
-        ? new Map<string, string>()
-        : new Map(queryRows(db, 'SELECT key, hash FROM events WHERE session_id = ?', [sessionId]).map((r) => [String(r.key), String(r.hash)]));
-      const upserts = prepared.filter((e) => existing.get(e.key) !== e.hash);
-      const present = new Set(prepared.map((e) => e.key));
-      const removedKeys = snapshot ? [...existing.keys()].filter((k) => !present.has(k)) : [];
-      const known = existing.size > 0 || fresh;
-      const result = { runs: Object.keys(runIds).length, events: upserts.length };
-      if (known && !upserts.length && !removedKeys.length) return { result };
-      const op: SessionImported = {
-        op: 'history.session.imported',
-        at: this.store.now,
-        session: {
-          id: sessionId,
-          source: session.source,
-          externalId: session.externalId,
-          file,
-          title: session.title ?? null,
-          workspace: session.workspace ?? null,
-          model: session.model ?? null,
-          startedAt: session.startedAt ?? (times.length ? Math.min(...times) : null),
-          updatedAt: session.updatedAt ?? (times.length ? Math.max(...times) : null),
-          parentId: session.parentExternalId ? sessionIdOf(session.source, session.parentExternalId) : null,
-        },
-        upserts,
-        removedKeys,
-        runIds,
-      };
-      written = upserts;
-      return { op, result };
+    const prepared = this.prepareSession(file, session);
+    const diff = await this.store.commit((db) => {
+      const d = diffSession(db, prepared, snapshot, fresh);
+      if (!d.change) return { result: d };
+      const op: SessionImported = { op: 'history.session.imported', at: this.store.now, ...d.change };
+      return { op, result: d };
     });
-    if (written.length) for (const listener of this.listeners) await listener(sessionId, written);
-    return outcome;
+    if (diff.change) await this.notify(diff.change);
+    return { runs: diff.runs, events: diff.events };
+  }
+
+  private async notify(change: SessionChange): Promise<void> {
+    if (!change.upserts.length) return;
+    for (const listener of this.listeners) await listener(change.session.id, change.upserts);
+  }
+
+  /** Everything about a session that does not depend on the store: header, events (large texts put in the blob store), run ids. */
+  private prepareSession(file: string, session: ParsedSession): PreparedSession {
+    const sessionId = sessionIdOf(session.source, session.externalId);
+    const events = uniqueKeys(session.events).map((e, i) => this.prepare(e, i + 1));
+    const runIds: Record<string, string> = {};
+    for (const e of events) runIds[e.runKey] ??= runIdOf(sessionId, e.runKey);
+    const times = events.map((e) => e.at).filter((t): t is number => t !== null);
+    const header: SessionHeader = {
+      id: sessionId,
+      source: session.source,
+      externalId: session.externalId,
+      file,
+      title: session.title ?? null,
+      workspace: session.workspace ?? null,
+      model: session.model ?? null,
+      startedAt: session.startedAt ?? (times.length ? Math.min(...times) : null),
+      updatedAt: session.updatedAt ?? (times.length ? Math.max(...times) : null),
+      parentId: session.parentExternalId ? sessionIdOf(session.source, session.parentExternalId) : null,
+    };
+    return { header, events, runIds };
   }
 
   private prepare(e: ParsedEvent, seq: number): StoredEvent {
@@ -193,6 +194,30 @@ export class HistoryImporter {
       model: e.model ?? null,
     };
   }
+}
+
+interface PreparedSession {
+  header: SessionHeader;
+  events: StoredEvent[];
+  runIds: Record<string, string>;
+}
+
+/**
+ * Compares a prepared session with what the store holds (inside the commit, so on the latest
+ * state): only new or changed events are written, and for snapshot formats vanished keys are
+ * removed. No change when the session is known and nothing differs.
+ */
+function diffSession(db: Database, p: PreparedSession, snapshot: boolean, fresh: boolean): { runs: number; events: number; change?: SessionChange } {
+  const existing = fresh
+    ? new Map<string, string>()
+    : new Map(queryRows(db, 'SELECT key, hash FROM events WHERE session_id = ?', [p.header.id]).map((r) => [String(r.key), String(r.hash)]));
+  const upserts = p.events.filter((e) => existing.get(e.key) !== e.hash);
+  const present = new Set(p.events.map((e) => e.key));
+  const removedKeys = snapshot ? [...existing.keys()].filter((k) => !present.has(k)) : [];
+  const known = existing.size > 0 || fresh;
+  const counts = { runs: Object.keys(p.runIds).length, events: upserts.length };
+  if (known && !upserts.length && !removedKeys.length) return counts;
+  return { ...counts, change: { session: p.header, upserts, removedKeys, runIds: p.runIds } };
 }
 
 /** Transcript files under a folder: .json and .jsonl, skipping dependency and VCS folders. */

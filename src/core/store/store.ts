@@ -113,6 +113,14 @@ export class Store {
     return (this.options.now ?? Date.now)();
   }
 
+  /**
+   * The journal position this process's database reflects: equal versions mean the same state,
+   * so a reader may cache what it derived from the database under this key. Read it after `db`.
+   */
+  get version(): number {
+    return this.offset;
+  }
+
   get journalProblems(): number {
     return this.skippedLines;
   }
@@ -141,6 +149,33 @@ export class Store {
   }
 
   /**
+   * Applies the operation this process has just appended without reading it back: re-reading
+   * and re-parsing our own line cost about a fifth of an import. The applier is the same one
+   * replay uses, and ops are plain JSON data, so every process still applies the same thing.
+   * When the journal held anything we had not read (a line torn by a crash), the ordinary
+   * catch-up reads it all instead, so its problems are counted exactly as elsewhere.
+   */
+  private applyAppended(op: Operation, sizeBefore: number, written: number): void {
+    if (sizeBefore !== this.offset) {
+      this.refresh();
+      return;
+    }
+    const db = this.database;
+    db.exec('BEGIN');
+    try {
+      this.applyOne(op);
+      this.offset = sizeBefore + written;
+      writeMeta(db, OFFSET_KEY, String(this.offset));
+      writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
+      db.exec('COMMIT');
+    } catch (err) {
+      db.exec('ROLLBACK');
+      this.offset = sizeBefore;
+      throw err;
+    }
+  }
+
+  /**
    * The only way to write. `decide` sees the latest state (every process's writes) and
    * returns the operation to record; the promise resolves once that operation is fsynced.
    */
@@ -149,8 +184,9 @@ export class Store {
       this.refresh();
       const decision = decide(this.database);
       if (decision.op) {
-        this.journal.append(decision.op);
-        this.refresh();
+        const before = this.journal.size();
+        const written = this.journal.append(decision.op);
+        this.applyAppended(decision.op, before, written);
       }
       return decision;
     });
@@ -258,7 +294,11 @@ export class Store {
 /**
  * sql.js's default page cache is 2 MB; common-word searches over a large index re-read the
  * same FTS segments, and a 64 MB cache cut their time by about a quarter in the bench.
+ * The database lives in sql.js's in-memory file system and is never the durable copy (the
+ * journal is), so its rollback journal can live in memory too: a small transaction took
+ * 0.06 ms instead of 0.16 ms, and ROLLBACK and savepoints work the same.
  */
 function tune(db: Database): void {
   db.exec('PRAGMA cache_size = -65536');
+  db.exec('PRAGMA journal_mode = MEMORY');
 }

@@ -1,0 +1,152 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { DEFLATE_MIN_CHARS, encodeLine, parseOperation, type Operation } from '../../src/core/store/journal';
+import { queryRows } from '../../src/core/store/sqlite';
+import { transcriptFixtures } from './helpers/fixtures';
+import { openTemp, tempHome } from './helpers/tempStore';
+
+/** Store size work (issue 3): compressed snapshot and journal lines, one journal line per imported file. */
+
+const journalOf = (home: string) => fs.readFileSync(path.join(home, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean);
+
+/** Everything an import leaves in the history tables, in a stable order. */
+function historyPicture(db: Parameters<typeof queryRows>[0]) {
+  return {
+    sessions: queryRows(db, 'SELECT * FROM sessions ORDER BY id'),
+    runs: queryRows(db, 'SELECT * FROM runs ORDER BY id'),
+    events: queryRows(db, 'SELECT session_id, key, run_id, seq, kind, text, blob, hash, created_at, tool_name FROM events ORDER BY session_id, seq'),
+    files: queryRows(db, 'SELECT path, size, mtime_ms FROM import_files ORDER BY path'),
+    indexed: queryRows(db, "SELECT count(*) AS n FROM history_fts WHERE history_fts MATCH 'the'"),
+  };
+}
+
+describe('journal lines', () => {
+  it('a large operation is written deflated, keeps op and at readable, and reads back identical', () => {
+    const op: Operation = { op: 'test.big', at: 1700000000000, text: 'lorem ipsum dolor '.repeat(400), list: [1, null, 'é'] };
+    const line = encodeLine(op);
+    expect(line.length).toBeLessThan(JSON.stringify(op).length / 4);
+    expect(line).toMatch(/^\{"op":"test\.big","at":1700000000000,"deflated":"/);
+    expect(parseOperation(line)).toEqual(op);
+  });
+
+  it('a small operation stays plain JSON', () => {
+    const op: Operation = { op: 'test.small', at: 5, text: 'x'.repeat(DEFLATE_MIN_CHARS - 100) };
+    expect(encodeLine(op)).toBe(JSON.stringify(op));
+  });
+
+  it('a deflated line that is damaged or does not match its envelope is a problem, not an operation', () => {
+    expect(parseOperation('{"op":"a","at":1,"deflated":"!!!not deflate"}')).toMatch(/deflated operation "a" cannot be read/);
+    const other = JSON.parse(encodeLine({ op: 'a', at: 1, pad: 'y'.repeat(5000) })) as { deflated: string };
+    expect(parseOperation(JSON.stringify({ op: 'b', at: 1, deflated: other.deflated }))).toMatch(/does not match its line/);
+  });
+});
+
+describe('history import journal', () => {
+  it('writes one line per imported file, and replay (another process, a rebuild) gives exactly what the writer applied', async () => {
+    const home = tempHome('onefile');
+    const a = await openTemp(home);
+    const report = await a.importer.importPaths([transcriptFixtures()]);
+    expect(report.files).toBeGreaterThan(5);
+    const lines = journalOf(home).map((l) => JSON.parse(l) as { op: string; deflated?: string });
+    expect(lines.filter((l) => l.op === 'history.file.imported')).toHaveLength(report.files - report.unchanged_files);
+    expect(lines.filter((l) => l.op === 'history.file.seen' || l.op === 'history.session.imported')).toHaveLength(0);
+    expect(lines.some((l) => typeof l.deflated === 'string')).toBe(true);
+    const written = historyPicture(a.store.db);
+    expect(written.events.length).toBe(report.events);
+
+    const b = await openTemp(home); // replays the journal from the start: no snapshot yet
+    expect(historyPicture(b.store.db)).toEqual(written);
+    await a.store.rebuild();
+    expect(historyPicture(a.store.db)).toEqual(written);
+    a.store.close();
+    b.store.close();
+  });
+
+  it('still replays the journal lines older builds wrote (history.session.imported + history.file.seen)', async () => {
+    const home = tempHome('oldops');
+    const at = Date.parse('2026-01-05T10:00:00Z');
+    const event = (key: string, seq: number, kind: string, text: string) => ({
+      key, seq, runKey: 'u1', kind, text, blob: null, bytes: text.length, hash: `h${seq}`, at: at + seq, toolName: null, callId: null,
+      toolInput: null, isError: false, parentKey: null, rawType: null, model: null,
+    });
+    const session = {
+      id: 'ses_0123456789abcdef', source: 'claude-code', externalId: 'old-session', file: '/old/session.jsonl', title: 'old build',
+      workspace: null, model: null, startedAt: at + 1, updatedAt: at + 2, parentId: null,
+    };
+    const lines = [
+      { op: 'history.session.imported', at, session, upserts: [event('u1', 1, 'user', 'how do kestrels hover'), event('a1', 2, 'assistant', 'they face the wind')], removedKeys: [], runIds: { u1: 'tabc' } },
+      { op: 'history.file.seen', at, path: '/old/session.jsonl', size: 123, mtimeMs: at },
+    ];
+    fs.writeFileSync(path.join(home, 'journal.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const s = await openTemp(home);
+    expect(s.store.journalProblems).toBe(0);
+    expect(queryRows(s.store.db, 'SELECT kind, text FROM events ORDER BY seq')).toEqual([
+      { kind: 'user', text: 'how do kestrels hover' },
+      { kind: 'assistant', text: 'they face the wind' },
+    ]);
+    expect(queryRows(s.store.db, 'SELECT id, event_count FROM runs')).toEqual([{ id: 'tabc', event_count: 2 }]);
+    expect(queryRows(s.store.db, 'SELECT path, size FROM import_files')).toEqual([{ path: '/old/session.jsonl', size: 123 }]);
+    s.store.close();
+  });
+});
+
+describe('snapshot at rest', () => {
+  it('is written gzip-compressed and opens to the same state', async () => {
+    const home = tempHome('gzsnap');
+    const a = await openTemp(home);
+    await a.importer.importPaths([path.join(transcriptFixtures(), 'claude-code')]);
+    await a.memory.remember({ statement: 'the snapshot is compressed at rest' }, 'test');
+    const before = historyPicture(a.store.db);
+    a.store.checkpoint();
+    a.store.close();
+    const file = fs.readFileSync(path.join(home, 'store.sqlite'));
+    expect([file[0], file[1]]).toEqual([0x1f, 0x8b]);
+    expect(gunzipSync(file).toString('latin1', 0, 15)).toBe('SQLite format 3');
+
+    const b = await openTemp(home);
+    expect(historyPicture(b.store.db)).toEqual(before);
+    expect(b.memory.status().entries).toBe(1);
+    b.store.close();
+  });
+
+  it('a plain (uncompressed) snapshot from an older build still opens, and a truncated one is still caught by its header', async () => {
+    const home = tempHome('plainsnap');
+    const a = await openTemp(home);
+    for (let i = 0; i < 20; i++) await a.memory.remember({ statement: `plain snapshot note ${i}` }, 'test');
+    a.store.checkpoint();
+    a.store.close();
+    const snapshot = path.join(home, 'store.sqlite');
+    const plain = gunzipSync(fs.readFileSync(snapshot));
+    fs.writeFileSync(snapshot, plain);
+    const b = await openTemp(home);
+    expect(b.memory.status().entries).toBe(20);
+    expect(b.store.warnings).toEqual([]);
+    b.store.close();
+
+    fs.writeFileSync(snapshot, plain.subarray(0, Math.floor(plain.length / 2)));
+    const c = await openTemp(home);
+    expect(c.store.warnings.join('\n')).toMatch(/damaged: header says \d+ bytes, file has \d+/);
+    expect(c.memory.status().entries).toBe(20); // rebuilt from the journal
+    c.store.close();
+  });
+
+  it('a compressed snapshot with a flipped byte is caught (gzip CRC), kept aside and rebuilt from the journal', async () => {
+    const home = tempHome('crcsnap');
+    const a = await openTemp(home);
+    for (let i = 0; i < 10; i++) await a.memory.remember({ statement: `crc note ${i}` }, 'test');
+    a.store.checkpoint();
+    a.store.close();
+    const snapshot = path.join(home, 'store.sqlite');
+    const bytes = fs.readFileSync(snapshot);
+    const at = Math.floor(bytes.length / 2);
+    bytes[at] = (bytes[at] ?? 0) ^ 0xff;
+    fs.writeFileSync(snapshot, bytes);
+    const b = await openTemp(home);
+    expect(b.store.warnings.join('\n')).toMatch(/damaged: the compressed file cannot be read/);
+    expect(fs.readdirSync(home).filter((f) => f.startsWith('store.sqlite.corrupt-'))).toHaveLength(1);
+    expect(b.memory.status().entries).toBe(10);
+    b.store.close();
+  });
+});
