@@ -71,10 +71,15 @@ async function main(argv: string[]): Promise<number> {
     case 'mcp': {
       const name = option(rest, '--name');
       if (name === null) return usage('recollect mcp [--name <name>]');
-      return withServices(async (s) => {
-        await serveMcpStdio(s, VERSION, { connectionName: name });
+      // Served while the store opens: a client's handshake never waits for a large store.
+      const opening = openCliServices();
+      opening.catch(() => undefined); // a failed open is reported to each tool call, not as a crash
+      try {
+        await serveMcpStdio(opening, VERSION, { connectionName: name });
         return EXIT.answered;
-      });
+      } finally {
+        await opening.then((s) => s.store.close(), () => undefined);
+      }
     }
     case 'serve': {
       const portText = option(rest, '--port');
@@ -141,8 +146,12 @@ function usage(line: string): number {
   return EXIT.usage;
 }
 
+function openCliServices(): Promise<Services> {
+  return openServices({ home: resolveStoreHome(), wasmPath: path.join(__dirname, 'sql-wasm.wasm') });
+}
+
 async function withServices(fn: (s: Services) => Promise<number>): Promise<number> {
-  const services = await openServices({ home: resolveStoreHome(), wasmPath: path.join(__dirname, 'sql-wasm.wasm') });
+  const services = await openCliServices();
   try {
     return await fn(services);
   } finally {

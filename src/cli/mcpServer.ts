@@ -25,11 +25,14 @@ export interface McpServerOptions {
  * identity requests between agents are addressed to. A client that sent no name still works
  * (its writes are labelled "mcp-client") but the request tools refuse it.
  */
-export function createMcpServer(services: Services, version: string, options: McpServerOptions = {}): Server {
+export function createMcpServer(services: Services | Promise<Services>, version: string, options: McpServerOptions = {}): Server {
   const server = new Server({ name: MCP_SERVER_NAME, version }, { capabilities: { tools: {} } });
+  // The handshake and the tool list need no store, so a large store opening (seconds at a
+  // gigabyte) does not hold up the client; only tool calls wait for it.
+  const ready = Promise.resolve(services);
   const clientName = () => options.connectionName?.trim() || server.getClientVersion()?.name?.trim() || UNNAMED_CONNECTION;
   // A broken store is reported by the call itself; noting the connection must never fail one.
-  const noteConnection = () => services.requests.connections.seen(clientName()).catch(() => undefined);
+  const noteConnection = () => ready.then((s) => s.requests.connections.seen(clientName())).catch(() => undefined);
   server.oninitialized = () => void noteConnection();
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -49,13 +52,13 @@ export function createMcpServer(services: Services, version: string, options: Mc
       const reason = `unknown tool "${request.params.name}"; known: ${TOOLS.map((t) => t.name).join(', ')}`;
       return { content: [{ type: 'text' as const, text: JSON.stringify({ ok: false, reason }) }], isError: true };
     }
-    const result = await invokeTool(tool, request.params.arguments ?? {}, services, { client: clientName(), workspace: options.workspace ?? process.cwd() });
+    const result = await invokeTool(tool, request.params.arguments ?? {}, await ready, { client: clientName(), workspace: options.workspace ?? process.cwd() });
     return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], isError: isRefusal(result) };
   });
   return server;
 }
 
-export async function serveMcpStdio(services: Services, version: string, options: McpServerOptions = {}): Promise<void> {
+export async function serveMcpStdio(services: Services | Promise<Services>, version: string, options: McpServerOptions = {}): Promise<void> {
   const server = createMcpServer(services, version, options);
   const transport = new StdioServerTransport();
   await server.connect(transport);

@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TOOLS } from '../../src/core/tools/registry';
 import { connectMcp } from './helpers/mcpClient';
@@ -22,6 +24,20 @@ describe('MCP server over stdio (official SDK client)', () => {
       expect(refused.isError).toBe(true);
       const body = JSON.parse((refused.content as { text: string }[])[0]!.text) as Record<string, unknown>;
       expect(body).toMatchObject({ ok: false, budget: { limit: 4000, used: 4100 } });
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('answers the handshake and the tool list before the store opens, and a store that cannot open fails each call, not the server', async () => {
+    // A store home that is a file cannot be opened; the server must still connect and say why per call.
+    const home = path.join(tempHome('mcp-broken'), 'not-a-folder');
+    fs.writeFileSync(home, 'x');
+    const mcp = await connectMcp(home, 'claude-code');
+    try {
+      const { tools } = await mcp.client.listTools();
+      expect(tools.length).toBe(TOOLS.length);
+      await expect(mcp.client.callTool({ name: 'memory_status', arguments: {} })).rejects.toThrow(/not-a-folder|ENOTDIR|EEXIST/);
     } finally {
       await mcp.close();
     }
