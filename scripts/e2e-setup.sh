@@ -41,6 +41,8 @@ ensure_apt_packages() {
   dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
   # ripgrep: source of the rg binary we seed @vscode/ripgrep's download cache with.
   command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
+  # strace: the unit suite counts a tool call's fsyncs at the syscall (test/unit/toolCallSync.test.ts).
+  command -v strace >/dev/null 2>&1 || missing+=(strace)
   [ ${#missing[@]} -eq 0 ] && return 0
 
   log "installing Debian packages: ${missing[*]}"

@@ -19,11 +19,11 @@ npx tsc -p tsconfig.json --noEmit
 step "lint"
 npx eslint .
 
+step "machine set-up (chromium, strace, ripgrep, code-server) if missing"
+bash scripts/e2e-setup.sh
+
 step "unit and service tests (real sql.js, real temp folders, real processes)"
 npx vitest run
-
-step "browser and VS Code set-up (chromium, code-server) if missing"
-bash scripts/e2e-setup.sh
 
 if [ -f vitest.webview.config.mts ]; then
   step "webviews in real Chromium"

@@ -128,17 +128,18 @@ export class HistoryImporter {
         { key: `${id}:result`, kind: 'tool_result', text: JSON.stringify(call.result), at, toolName: call.tool, callId: id, isError: (call.result as { ok?: unknown }).ok === false, runKey: id },
       ],
     };
-    await this.importSession('(recollect)', session, false, true);
+    // Nobody is told this record was kept, so it rides on the next synced write (see Store.commit).
+    await this.importSession('(recollect)', session, false, true, false);
   }
 
-  private async importSession(file: string, session: ParsedSession, snapshot: boolean, fresh = false): Promise<{ runs: number; events: number }> {
+  private async importSession(file: string, session: ParsedSession, snapshot: boolean, fresh = false, durable = true): Promise<{ runs: number; events: number }> {
     const prepared = this.prepareSession(file, session);
     const diff = await this.store.commit((db) => {
       const d = diffSession(db, prepared, snapshot, fresh);
       if (!d.change) return { result: d };
       const op: SessionImported = { op: 'history.session.imported', at: this.store.now, ...d.change };
       return { op, result: d };
-    });
+    }, { durable });
     if (diff.change) await this.notify(diff.change);
     return { runs: diff.runs, events: diff.events };
   }

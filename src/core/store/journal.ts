@@ -51,12 +51,12 @@ export class Journal {
    * Appends and syncs. A line torn by a crash (no trailing newline) is first closed off so the
    * new line does not glue onto it; the fragment then reads as one unparseable line.
    */
-  append(op: Operation): number {
+  append(op: Operation, options: { sync: boolean } = { sync: true }): number {
     const size = this.size();
     const prefix = size > 0 && this.lastByte(size) !== NEWLINE ? '\n' : '';
     const line = Buffer.from(prefix + encodeLine(op) + '\n', 'utf8');
     fs.writeSync(this.appendFd, line);
-    fs.fdatasyncSync(this.appendFd);
+    if (options.sync) fs.fdatasyncSync(this.appendFd);
     return line.length;
   }
 
