@@ -10,6 +10,7 @@ import { isRecord, onlyKeys, optionalString, parseRequest, parseResponse, type H
 import { SESSION_ID } from './historyProtocol';
 // Type-only, so src/server/protocol.ts is erased from the bundle and no host code comes with it.
 import type { FactVersion } from '../../src/server/protocol';
+import type { EntitySummary, LogEntry, RetiredSummary, VaultNote } from '../../src/core/memory/memoryBrowse';
 
 export interface MemoryStatus {
   facts: number;
@@ -49,7 +50,11 @@ export interface SearchResult {
 }
 
 // The notes language server's hover shows the same fact history: one shape keeps the two alike.
-export type { FactVersion };
+export type { FactVersion, LogEntry };
+/** The browser's rows for notes, entities and retired items are the engine's own shapes. */
+export type NoteItem = VaultNote;
+export type EntityItem = EntitySummary;
+export type RetiredItem = RetiredSummary;
 
 export interface HistoryResult {
   subject: string;
@@ -112,41 +117,6 @@ export interface SessionItem {
   updatedAt: string | null;
   runs: number;
   events: number;
-}
-
-/** A remember_note entry; `path` is its day log in the vault. */
-export interface LogEntry {
-  id: string;
-  day: string;
-  text: string;
-  scope: string;
-  source: string;
-  created_at: string;
-  path: string;
-}
-
-export interface NoteItem {
-  id: string;
-  path: string;
-  kind: string;
-  title: string;
-  scope: string;
-  at: string;
-}
-
-export interface EntityItem {
-  name: string;
-  facts: number;
-  current_facts: number;
-  last_recorded_at: string;
-}
-
-export interface RetiredItem {
-  id: string;
-  kind: string;
-  scope: string;
-  retired_at: string;
-  label: string;
 }
 
 /** Everything the browser's sections show besides facts: one request, so the sections agree with each other. */
