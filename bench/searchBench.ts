@@ -92,6 +92,8 @@ export interface SearchSummary {
   p50Before: number;
   identical: number;
   cases: number;
+  excerptsSame: number;
+  excerpts: number;
   overlapTies: number;
   p50Fts5: number;
   p50Fts5Rank: number;
@@ -165,6 +167,22 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
   }
   for (const d of firstDiff) progress(`ranking differs from the reference: ${d}`);
 
+  // The excerpts are built in JavaScript by FTS4's rules: they must equal SQLite's own snippet().
+  let excerptsSame = 0;
+  let excerpts = 0;
+  for (const p of per) {
+    const top = searchFts(db(), MEMORY_FTS, { query: p.q.text, limit: 20, sort: 'relevance', now });
+    const ids = top.ok ? top.hits.map((h) => h.docid) : [];
+    const ours = snippets(db(), MEMORY_FTS, p.match, ids);
+    const theirs = queryRows(db(), `SELECT docid, snippet(${MEMORY_FTS}, '[', ']', '…', 0, 16) AS s FROM ${MEMORY_FTS} WHERE ${MEMORY_FTS} MATCH ? AND docid IN (${ids.map(() => '?').join(',') || 'NULL'})`, [p.match, ...ids]);
+    for (const r of theirs) {
+      excerpts++;
+      if (ours.get(Number(r.docid)) === String(r.s)) excerptsSame++;
+      else if (firstDiff.length < 6) firstDiff.push(`excerpt of ${String(r.docid)} for ${p.match}: ${JSON.stringify(ours.get(Number(r.docid)))} vs SQLite ${JSON.stringify(r.s)}`);
+    }
+  }
+  if (excerptsSame !== excerpts) progress(`excerpts differ from SQLite snippet(): ${firstDiff.slice(-1)[0] ?? ''}`);
+
   progress(`search: ${per.length} queries × ${rounds} rounds × 5 paths (+ ripgrep)`);
   // Warm-up, then interleaved rounds so drift (GC, CPU frequency) hits every path alike.
   // The order of the paths rotates from one query and round to the next, so the garbage one
@@ -229,6 +247,8 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
     p50Before: median(per.flatMap((p) => p.before)),
     identical,
     cases,
+    excerptsSame,
+    excerpts,
     p50Fts5: median(per.flatMap((p) => p.fts5Full)),
     p50Fts5Rank: median(per.flatMap((p) => p.fts5Rank)),
     overlap: per.reduce((a, p) => a + p.overlap, 0) / per.length,
@@ -284,7 +304,7 @@ function printSearch(per: PerQuery[], base: Baselines, rounds: number, summary: 
     }),
   );
   console.log('');
-  note('where search_text goes, p50 per class: the scorer, then the steps MemoryService.searchText adds, each timed alone');
+  note('where search_text goes, p50 per class: the scorer, then the steps MemoryService.searchText adds, each timed alone (snippets() reads the text by docid and builds the excerpt in JS)');
   table(
     ['class', 'search_text', 'searchFts', 'snippets()', 'refs+body', 'countTokens', 'rest', 'fts5'],
     QUERY_CLASSES.map((cls) => {
@@ -313,6 +333,7 @@ function printSearch(per: PerQuery[], base: Baselines, rounds: number, summary: 
   const rs = summary.p50Scorer / summary.p50Fts5Rank;
   result('scorer p50 ratio searchFts / FTS5 rank-only', ratio(rs), '≤ 1.50×', rs <= 1.5);
   result('ranking identical to the reference scorer', `${summary.identical}/${summary.cases} cases`, 'all', summary.identical === summary.cases);
+  result('excerpts (built in JS) equal to SQLite snippet()', `${summary.excerptsSame}/${summary.excerpts} top-20 hits`, 'all', summary.excerptsSame === summary.excerpts);
   const orderAll = per.reduce((a, p) => a + p.orderSame, 0) / per.length;
   result('top-20 overlap with FTS5 bm25, same documents (mean)', `${(summary.overlap * 100).toFixed(1)}%`);
   result('same position in top 20 (mean)', `${(orderAll * 100).toFixed(1)}%`);

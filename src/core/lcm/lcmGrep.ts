@@ -49,6 +49,7 @@ interface Hit {
 export interface ScanStats {
   prefilter: 'fts' | 'substring' | 'none';
   candidates: number;
+  /** Candidates the regex ran on: those that hold the pattern's literals (when a plain search can tell). */
   scanned: number;
   bytesScanned: number;
 }
@@ -86,7 +87,7 @@ export class LcmGrep {
           : searchFts(db, table, { ...common, ...(scope.all ? {} : { scope: scope.sessionId }) });
       if (!r.ok) return refuse(r.reason);
       total += r.total;
-      const excerpts = snippets(db, table, r.match, r.hits.map((h) => h.docid), 24);
+      const excerpts = snippets(db, table, r.match, r.hits.map((h) => h.docid), 24, r.total);
       for (const h of r.hits) found.push({ source, ranked: h, snippet: excerpts.get(h.docid) ?? '' });
     }
     const best = topK(found.map((f) => f.ranked), req.limit);
@@ -137,12 +138,14 @@ export class LcmGrep {
     const now = this.store.now;
     const stopEarly = req.sort === 'recency';
     let truncated = false;
+    const holds = literalCheck(pattern);
     outer: for (let i = 0; i < ids.length; i += FETCH_BATCH) {
       const batch = ids.slice(i, i + FETCH_BATCH);
-      const texts = this.texts(source, batch);
+      const texts = this.texts(source, batch, holds);
       for (const row of batch) {
         const id = Number(row.id);
-        const text = texts.get(id) ?? '';
+        const text = texts.get(id);
+        if (text === undefined) continue; // cannot hold the pattern's literals
         stats.scanned++;
         stats.bytesScanned += text.length;
         const re = pattern.regex;
@@ -172,7 +175,10 @@ export class LcmGrep {
     const spill = msg ? ' OR e.blob IS NOT NULL' : '';
     if (match) {
       const table = msg ? HISTORY_FTS : LCM_SUMMARY_FTS;
-      return { sql: `(${msg ? 'e.id' : 'x.n'} IN (SELECT docid FROM ${table} WHERE ${table} MATCH ?)${spill})`, params: [match], name: 'fts' };
+      // One id list (the matches, then the large events from their partial index) that SQLite
+      // walks by rowid; an OR beside the IN would make it scan every event instead.
+      const large = msg ? ' UNION ALL SELECT id FROM events WHERE blob IS NOT NULL' : '';
+      return { sql: `${msg ? 'e.id' : 'x.n'} IN (SELECT docid FROM ${table} WHERE ${table} MATCH ?${large})`, params: [match], name: 'fts' };
     }
     const column = msg ? 'e.text' : 'x.content';
     const literal = pattern.literals[0] as string;
@@ -184,12 +190,16 @@ export class LcmGrep {
     return undefined;
   }
 
-  private texts(source: Source, rows: readonly Record<string, SqlValue>[]): Map<number, string> {
+  /** Candidate texts by id; with `holds`, a text without the pattern's literals is left out before it is decoded or tested. */
+  private texts(source: Source, rows: readonly Record<string, SqlValue>[], holds?: LiteralCheck): Map<number, string> {
     const db = this.store.db;
     const out = new Map<number, string>();
     if (source === 'summary') {
       const ids = rows.map((r) => Number(r.id));
-      for (const r of queryRows(db, `SELECT n, content FROM lcm_summaries WHERE n IN (${ids.map(() => '?').join(',')})`, ids)) out.set(Number(r.n), String(r.content));
+      for (const r of queryRows(db, `SELECT n, content FROM lcm_summaries WHERE n IN (${ids.map(() => '?').join(',')})`, ids)) {
+        const text = String(r.content);
+        if (!holds || holds.text(text)) out.set(Number(r.n), text);
+      }
       return out;
     }
     // The inline head of a large event is not read at all: its whole text comes from the blob.
@@ -199,10 +209,16 @@ export class LcmGrep {
         inline.push(Number(r.id));
         continue;
       }
-      out.set(Number(r.id), this.store.blobs.get(r.blob)?.toString('utf8') ?? '');
+      const bytes = this.store.blobs.get(r.blob);
+      // The literal's UTF-8 bytes are searched in the raw blob: most large tool outputs lack it,
+      // and then neither the decoding nor the regex runs.
+      if (!holds || !bytes || holds.bytes(bytes)) out.set(Number(r.id), bytes?.toString('utf8') ?? '');
     }
     if (!inline.length) return out;
-    for (const r of queryRows(db, `SELECT id, text FROM events WHERE id IN (${inline.map(() => '?').join(',')})`, inline)) out.set(Number(r.id), String(r.text ?? ''));
+    for (const r of queryRows(db, `SELECT id, text FROM events WHERE id IN (${inline.map(() => '?').join(',')})`, inline)) {
+      const text = String(r.text ?? '');
+      if (!holds || holds.text(text)) out.set(Number(r.id), text);
+    }
     return out;
   }
 
@@ -232,43 +248,60 @@ export class LcmGrep {
 
 /** Past this many excluded rows the scope filter runs instead (collecting their ids costs more than it saves). */
 const EXCLUDED_MAX = 2_000;
-/** The first over-fetch: enough when few excluded rows rank near the top, as is usual. */
-const FIRST_OVERFETCH = 32;
 
 /**
  * Full-text search of every conversation's messages, leaving out the excluded sources (Recollect's
  * own tool-call log). A filter on the scope column makes the scorer read every match's row, which
- * on a common word costs more than the search itself. The excluded rows are few, so instead the
- * search runs unfiltered for a few more than `limit` and they are dropped afterwards: scores do
- * not depend on the filter (the corpus statistics are the whole table's either way) and the order
- * is total, so the first `limit` rows left are exactly the filtered search's. When too few are
- * left, it runs again over-fetching by every excluded row, which always suffices. Relevance
- * only: the other sorts read every match's date anyway, and a time bound is a filter of its own.
+ * on a common word costs more than the search itself. The excluded rows are few, so their ids are
+ * collected and the scorer drops them after scoring: scores do not depend on the filter (the
+ * corpus statistics are the whole table's either way), so the result is exactly the filtered
+ * search's, in one pass. That log holds the very words agents searched for, so over-fetching
+ * and dropping afterwards would often need a second and third pass.
  */
 function allMessages(db: Database, req: Omit<SearchRequest, 'filters' | 'excludeScopes'>): SearchOutcome {
-  const filtered = () => searchFts(db, HISTORY_FTS, { ...req, excludeScopes: EXCLUDED_SOURCES });
-  if ((req.sort ?? 'relevance') !== 'relevance' || req.since !== undefined || req.before !== undefined || req.scope !== undefined) return filtered();
   // Event ids are the index's docids; they come from the sessions' index entries, not from the rows.
   const ids = queryRows(
     db,
     `SELECT e.id FROM events e JOIN sessions s ON s.id = e.session_id WHERE s.source IN (${EXCLUDED_SOURCES.map(() => '?').join(',')}) LIMIT ?`,
     [...EXCLUDED_SOURCES, EXCLUDED_MAX + 1],
   );
-  if (ids.length > EXCLUDED_MAX) return filtered();
-  const excluded = new Set(ids.map((r) => Number(r.id)));
-  const run = (extra: number) => {
-    const r = searchFts(db, HISTORY_FTS, { ...req, limit: req.limit + extra });
-    if (!r.ok) return r;
-    const kept = r.hits.filter((h) => !excluded.has(h.docid));
-    // Every match fetched: the count is exact. Otherwise the count is only known to exceed
-    // `limit` (more than `limit` kept, or more left than there are excluded rows), which is all
-    // `truncated` needs; with `limit` kept and no such proof, the next run decides.
-    if (r.total <= r.hits.length) return { ...r, hits: kept.slice(0, req.limit), total: kept.length };
-    const moreThanLimit = kept.length > req.limit || (kept.length === req.limit && r.total - excluded.size > req.limit);
-    return moreThanLimit ? { ...r, hits: kept.slice(0, req.limit), total: r.total - (r.hits.length - kept.length) } : undefined;
+  if (ids.length > EXCLUDED_MAX) return searchFts(db, HISTORY_FTS, { ...req, excludeScopes: EXCLUDED_SOURCES });
+  return searchFts(db, HISTORY_FTS, ids.length ? { ...req, excludeDocids: new Set(ids.map((r) => Number(r.id))) } : req);
+}
+
+interface LiteralCheck {
+  text(text: string): boolean;
+  bytes(bytes: Buffer): boolean;
+}
+
+/**
+ * Whether a text holds every literal a match must contain, or undefined when plain search
+ * cannot tell. An indexOf is far cheaper than the regex on long texts that lack them, and on a
+ * large event's raw bytes it also saves decoding them.
+ */
+function literalCheck(pattern: CompiledPattern): LiteralCheck | undefined {
+  const literals = pattern.literals;
+  if (!literals.length) return undefined;
+  if (pattern.caseInsensitive) {
+    // Without the u flag, /i folds an ASCII letter only with ASCII letters, so lower-cased text
+    // keeps every match; read as latin1, UTF-8 bytes keep their ASCII bytes where they were and
+    // no other byte lower-cases to ASCII. With u, /i also folds ſ and K into s and k: no check.
+    if (pattern.regex.flags.includes('u') || !literals.every((l) => /^[\x00-\x7f]+$/.test(l))) return undefined;
+    const lower = literals.map((l) => l.toLowerCase());
+    const holds = (t: string) => {
+      const folded = t.toLowerCase();
+      return lower.every((l) => folded.includes(l));
+    };
+    return { text: holds, bytes: (bytes) => holds(bytes.toString('latin1')) };
+  }
+  const encoded = literals.map((l) => Buffer.from(l, 'utf8'));
+  // A lone surrogate or U+FFFD has no exact byte form: decoding can produce U+FFFD from bytes
+  // that never held it, so such literals are looked for in the decoded text only.
+  const byBytes = encoded.every((b, i) => b.toString('utf8') === literals[i] && !literals[i]?.includes('\uFFFD'));
+  return {
+    text: (text) => literals.every((l) => text.includes(l)),
+    bytes: (bytes) => !byBytes || encoded.every((l) => bytes.includes(l)),
   };
-  if (!excluded.size) return searchFts(db, HISTORY_FTS, req);
-  return (excluded.size > FIRST_OVERFETCH ? run(FIRST_OVERFETCH) : undefined) ?? run(excluded.size) ?? filtered();
 }
 
 function sources(scope: GrepScope): Source[] {

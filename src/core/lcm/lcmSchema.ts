@@ -113,6 +113,10 @@ const MIGRATIONS = [
   );
   ${createFtsTableSql(LCM_SUMMARY_FTS, ['summary_id', 'session_id', 'depth', 'kind'])}
   `,
+  // lcm_grep's regex mode reads every large event (the index holds only its head): this partial
+  // index lists them, so the candidates are the FTS matches plus these, looked up by id, instead
+  // of a scan of every event. SQLite maintains it on every write, replay included.
+  `CREATE INDEX IF NOT EXISTS lcm_events_with_blob ON events(id) WHERE blob IS NOT NULL;`,
 ];
 
 function applySummariesAdded(db: Database, op: Operation): void {

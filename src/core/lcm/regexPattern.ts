@@ -87,13 +87,19 @@ export function requiredLiterals(source: string): string[] {
   return out.filter((l) => l.length > 0);
 }
 
+/** A prefix this short expands to many index terms ("1*" is every number starting with 1), so it narrows less than it costs. */
+const usefulPrefix = (word: string): boolean => word.length >= (/^[0-9]+$/.test(word) ? 4 : 2);
+
 /**
  * An FTS4 MATCH expression every text containing `literal` satisfies (unicode61 folds case and
  * diacritics, so it is a superset), or undefined when the literal holds no whole word: a word
  * at the literal's start may be the tail of a longer word, so only words bounded inside it
- * count, and a last word that runs to the literal's end becomes a prefix query. A \b in the
- * pattern does not help: JavaScript's \b is ASCII-only, so "é" + "clat" has a boundary the
- * tokenizer does not see, and trusting it would drop real matches.
+ * count, and a last word that runs to the literal's end becomes a prefix (dropped when shorter
+ * than usefulPrefix allows). The words are one phrase: inside the literal only separators lie between
+ * them, so in any text holding the literal they are adjacent tokens, and a phrase narrows far
+ * more than the same words anywhere. A \b in the pattern does not help: JavaScript's \b is
+ * ASCII-only, so "é" + "clat" has a boundary the tokenizer does not see, and trusting it would
+ * drop real matches.
  */
 export function ftsPrefilter(literal: string): string | undefined {
   const words: string[] = [];
@@ -103,12 +109,11 @@ export function ftsPrefilter(literal: string): string | undefined {
   while ((m = re.exec(literal))) {
     const start = m.index;
     const end = start + m[0].length;
-    const boundedBefore = start > 0;
-    const boundedAfter = end < literal.length;
-    if (!boundedBefore) continue;
-    words.push(boundedAfter ? `"${m[0]}"` : `"${m[0]}*"`);
+    if (start === 0) continue;
+    if (end < literal.length) words.push(m[0]);
+    else if (usefulPrefix(m[0])) words.push(`${m[0]}*`);
   }
-  return words.length ? words.join(' ') : undefined;
+  return words.length ? `"${words.join(' ')}"` : undefined;
 }
 
 /** The regex construct a full_text pattern holds, if any; full_text searches words, not patterns. */

@@ -1,6 +1,7 @@
-import { Conditions, queryScalar as scalar, type Database, type SqlValue } from '../store/sqlite';
+import { Conditions, queryRows, queryScalar as scalar, type Database, type SqlValue } from '../store/sqlite';
 import { parseMatchQuery } from './matchQuery';
 import { bm25, idf, sortValue, topK, type Ranked, type SearchSort } from './rank';
+import { phrasesOfMatch, snippetOf } from './snippet';
 
 /**
  * Every searchable aggregate keeps one FTS4 table with this layout, so one scorer serves all:
@@ -32,6 +33,11 @@ export interface SearchRequest {
   anyPhrase?: boolean;
   /** Only rows from this docid on: FTS4 applies it while walking the doclists (get_context ranks only the newest matches of a word most rows hold). */
   minDocid?: number;
+  /**
+   * Rows left out after scoring (lcm_grep: Recollect's own tool-call log). Unlike a filter it
+   * reads no row, and, as with excludeScopes, the corpus statistics stay the whole table's.
+   */
+  excludeDocids?: ReadonlySet<number>;
 }
 
 export type SearchOutcome =
@@ -99,25 +105,34 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   const idfs = idf(stats);
   const tf = new Array<number>(phraseCount).fill(0);
   const scores = new Float64Array(count);
+  const skip = req.excludeDocids;
+  let skipped = 0;
   for (let i = 0, base = 0; i < count; i++, base += stride) {
+    if (skip?.has(docids[i] as number)) {
+      scores[i] = -Infinity; // below every real score, and never picked below
+      skipped++;
+      continue;
+    }
     for (let p = 0; p < phraseCount; p++) tf[p] = mi[base + 2 + p * cols] as number; // 'y' for phrase p, column 0
     scores[i] = bm25(tf, docLengths[i] as number, idfs, stats.avgDocLength);
   }
+  const kept = (i: number) => !skipped || !skip?.has(docids[i] as number);
 
   let ranked: Ranked[];
   if (createdAt) {
-    ranked = new Array<Ranked>(count);
+    ranked = [];
     for (let i = 0; i < count; i++) {
+      if (!kept(i)) continue;
       const score = scores[i] as number;
       const at = createdAt[i] as number;
-      ranked[i] = { docid: docids[i] as number, bm25: score, createdAt: at, score: sortValue(sort, score, at, req.now) };
+      ranked.push({ docid: docids[i] as number, bm25: score, createdAt: at, score: sortValue(sort, score, at, req.now) });
     }
   } else {
     // Relevance: only rows scoring at least the k-th best score can make the top k (ties at
     // that score are decided by created_at, then docid), so only those need created_at.
     const cut = kthLargest(scores, req.limit);
     const pick: number[] = [];
-    for (let i = 0; i < count; i++) if ((scores[i] as number) >= cut) pick.push(i);
+    for (let i = 0; i < count; i++) if ((scores[i] as number) >= cut && kept(i)) pick.push(i);
     const times = createdAtOf(db, table, pick.map((i) => docids[i] as number));
     ranked = pick.map((i) => {
       const docid = docids[i] as number;
@@ -125,7 +140,7 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
       return { docid, bm25: score, createdAt: times.get(docid) ?? 0, score };
     });
   }
-  return { ok: true, hits: topK(ranked, req.limit), total: count, match: parsed.match };
+  return { ok: true, hits: topK(ranked, req.limit), total: count - skipped, match: parsed.match };
 }
 
 interface Matches {
@@ -266,22 +281,36 @@ function createdAtOf(db: Database, table: string, docids: number[]): Map<number,
   return out;
 }
 
-/** Highlighted excerpts for the hits actually shown; computing them for every match would waste the budget. */
-export function snippets(db: Database, table: string, match: string, docids: readonly number[], tokens = 16): Map<number, string> {
+/**
+ * What an excerpt costs, measured on the benchmark stores: SQLite's snippet() pass walks every
+ * match of the query again (~100 ns each on a common word); building it in JS costs ~20 ns per
+ * character of the shown texts. JS wins on short texts and common words, SQLite on long texts
+ * (tool outputs) and rare words.
+ */
+const JS_CHARS_PER_MATCH = 5;
+
+/**
+ * Highlighted excerpts for the hits actually shown; computing them for every match would waste
+ * the budget. SQLite's snippet() needs a MATCH cursor, which walks every match of the query
+ * again to reach these few rows, so the text is read by docid and the excerpt built in
+ * JavaScript by FTS4's own rules (./snippet.ts, the same output) — unless `matchCount` (the
+ * search's total, when the caller knows it) says SQLite's pass is the cheaper one.
+ */
+export function snippets(db: Database, table: string, match: string, docids: readonly number[], tokens = 16, matchCount?: number): Map<number, string> {
   const out = new Map<number, string>();
   if (!docids.length) return out;
-  const stmt = db.prepare(
-    `SELECT docid, snippet(${table}, '[', ']', '…', 0, ${Math.max(1, Math.min(64, Math.floor(tokens)))}) FROM ${table} WHERE ${table} MATCH ? AND docid IN (${docids.map(() => '?').join(',')})`,
-  );
-  try {
-    stmt.bind([match, ...docids]);
-    while (stmt.step()) {
-      const [id, text] = stmt.get();
-      out.set(Number(id), String(text));
+  const size = Math.max(1, Math.min(64, Math.floor(tokens)));
+  const inList = docids.map(() => '?').join(',');
+  const rows = queryRows(db, `SELECT docid, body FROM ${table} WHERE docid IN (${inList})`, [...docids]);
+  const chars = rows.reduce((n, r) => n + (typeof r.body === 'string' ? r.body.length : 0), 0);
+  if (matchCount !== undefined && chars > JS_CHARS_PER_MATCH * matchCount) {
+    for (const r of queryRows(db, `SELECT docid, snippet(${table}, '[', ']', '…', 0, ${size}) AS s FROM ${table} WHERE ${table} MATCH ? AND docid IN (${inList})`, [match, ...docids])) {
+      out.set(Number(r.docid), String(r.s));
     }
-  } finally {
-    stmt.free();
+    return out;
   }
+  const phrases = phrasesOfMatch(match);
+  for (const r of rows) out.set(Number(r.docid), r.body === null || r.body === undefined ? '' : snippetOf(String(r.body), phrases, size));
   return out;
 }
 

@@ -52,6 +52,20 @@ describe('lcm_grep', () => {
       ['\\d{4}-\\d{2}-\\d{2}', /\d{4}-\d{2}-\d{2}/, 'substring'],
       ['[Ee]rr(or)?:', /[Ee]rr(or)?:/, 'substring'],
       ['\\s{3}', /\s{3}/, 'none'],
+      // A literal in the middle of words: no whole word to look up, so a substring scan.
+      ['ocalhos', /ocalhos/, 'substring'],
+      // A literal across punctuation: its inner words as one FTS phrase.
+      ['localhost:1234/v1', /localhost:1234\/v1/, 'fts'],
+      ['README\\.md', /README\.md/, 'fts'],
+      // Case-insensitive with a bounded word: the index folds case too.
+      ['/ Ollama /i', / Ollama /i, 'fts'],
+      // Alternation with no literal common to both sides: every event is read.
+      ['ollama|lmstudio', /ollama|lmstudio/, 'none'],
+      // Literals that large events hold past the part the index and the inline text keep: their
+      // blobs are candidates whatever the prefilter says, searched as raw bytes first.
+      ['createdMessages\\[0\\]\\.id', /createdMessages\[0\]\.id/, 'fts'],
+      ['ntriesCoun', /ntriesCoun/, 'substring'],
+      ['/"UNPROCESSEDENTRIESCOUNT": [0-9]/i', /"UNPROCESSEDENTRIESCOUNT": [0-9]/i, 'fts'],
     ];
     const sizes: string[] = [];
     for (const [pattern, re, prefilter] of cases) {
@@ -68,7 +82,8 @@ describe('lcm_grep', () => {
     // The comparison means something only where there is something to find.
     const empty = sizes.filter((x) => x.endsWith(': 0'));
     expect(empty.filter((x) => x.includes(' messages:')), sizes.join('\n')).toEqual([]);
-    expect(empty.length, sizes.join('\n')).toBeLessThanOrEqual(cases.length / 2);
+    // Summaries are extractive and short, so many patterns miss them; enough must still hit.
+    expect(sizes.filter((x) => x.includes(' summaries:') && !x.endsWith(': 0')).length, sizes.join('\n')).toBeGreaterThanOrEqual(6);
   });
 
   it('returns the spec\'s fields, newest first by default, with the match in brackets', async () => {

@@ -16,12 +16,17 @@ describe('lcm_grep regex patterns', () => {
     expect(requiredLiterals('\\bfunction \\w+\\(')).toEqual(['function ', '(']);
   });
 
-  it('turns a literal into an FTS prefilter only from words it fully bounds (the last may be a prefix)', () => {
+  it('turns a literal into one FTS phrase of the words it fully bounds (the last may be a prefix, unless too short to narrow)', () => {
     expect(ftsPrefilter('config.threshold')).toBe('"threshold*"');
     expect(ftsPrefilter(' build ')).toBe('"build"');
-    expect(ftsPrefilter('npm run x')).toBe('"run" "x*"');
+    expect(ftsPrefilter('npm run dev')).toBe('"run dev*"');
+    // A one-letter prefix, or a number prefix under four digits, expands to too many index terms.
+    expect(ftsPrefilter('npm run x')).toBe('"run"');
+    expect(ftsPrefilter('2025-11-1')).toBe('"11"');
+    expect(ftsPrefilter('2025-11-1234')).toBe('"11 1234*"');
+    expect(ftsPrefilter('chatbot-ui')).toBe('"ui*"');
     expect(ftsPrefilter('subagent')).toBeUndefined();
-    expect(ftsPrefilter('snake_case_name')).toBe('"case" "name*"');
+    expect(ftsPrefilter('snake_case_name')).toBe('"case name*"');
     // A leading word may be the tail of a longer one (pnpm), whatever \b says: JavaScript's \b is ASCII-only.
     expect(ftsPrefilter('function ')).toBeUndefined();
   });

@@ -1,0 +1,223 @@
+/**
+ * FTS4's snippet() computed in JavaScript from the stored text, so an excerpt costs a lookup by
+ * docid instead of a second MATCH pass over every match of the query (on a common word that
+ * pass walks tens of thousands of doclist entries to keep 20 rows). It follows FTS4's own
+ * rules — candidate fragments end at each phrase hit, a phrase scores 1000 the first time it is
+ * covered and 1 for each further hit, the chosen fragment is shifted to centre its hits, up to
+ * four fragments when one cannot cover every phrase — so the excerpts read as before; the
+ * differential test compares them with SQLite's snippet() on real transcripts.
+ */
+
+/** Characters unicode61 starts a token with, and those it continues one with (diacritics join the token). */
+const TOKEN = /[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\p{M}]*/gu;
+const MARKS = /\p{M}/gu;
+
+/** A text's tokens: where each starts and ends, and whether it equals (or, as a prefix, begins with) a folded query word. */
+interface Tokens {
+  count: number;
+  starts: number[];
+  ends: number[];
+  is(i: number, word: string, prefix: boolean): boolean;
+}
+
+/** unicode61 with remove_diacritics: case folded, diacritics dropped. */
+export function foldToken(word: string): string {
+  const plain = /^[\x00-\x7f]*$/.test(word) ? word : word.normalize('NFD').replace(MARKS, '');
+  return plain.toLowerCase();
+}
+
+function tokenize(text: string): Tokens {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  if (/^[\x00-\x7f]*$/.test(text)) {
+    // ASCII (most texts, and long tool outputs): unicode61's tokens are the runs of letters and
+    // digits, found by char code, compared in place in the text lower-cased once.
+    const lower = text.toLowerCase();
+    let start = -1;
+    for (let i = 0; i <= lower.length; i++) {
+      const c = i < lower.length ? lower.charCodeAt(i) : 0;
+      const alnum = (c >= 48 && c <= 57) || (c >= 97 && c <= 122);
+      if (alnum && start < 0) start = i;
+      else if (!alnum && start >= 0) {
+        starts.push(start);
+        ends.push(i);
+        start = -1;
+      }
+    }
+    const is = (i: number, word: string, prefix: boolean) => {
+      const len = (ends[i] as number) - (starts[i] as number);
+      return (prefix ? len >= word.length : len === word.length) && lower.startsWith(word, starts[i]);
+    };
+    return { count: starts.length, starts, ends, is };
+  }
+  const folded: string[] = [];
+  TOKEN.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = TOKEN.exec(text))) {
+    starts.push(m.index);
+    ends.push(m.index + m[0].length);
+    folded.push(foldToken(m[0]));
+  }
+  const is = (i: number, word: string, prefix: boolean) => (prefix ? (folded[i] as string).startsWith(word) : folded[i] === word);
+  return { count: starts.length, starts, ends, is };
+}
+
+export interface SnippetPhrase {
+  tokens: string[];
+  /** The last token matches any token it begins (FTS4 "word*"). */
+  prefix: boolean;
+}
+
+/** The phrases of a MATCH expression that parseMatchQuery built: every phrase quoted, optionally ending in *. */
+export function phrasesOfMatch(match: string): SnippetPhrase[] {
+  const out: SnippetPhrase[] = [];
+  for (const m of match.matchAll(/"([^"]*)"/g)) {
+    const body = m[1] as string;
+    const prefix = body.endsWith('*');
+    const tokens = (prefix ? body.slice(0, -1) : body).match(TOKEN)?.map(foldToken) ?? [];
+    if (tokens.length) out.push({ tokens, prefix });
+  }
+  return out;
+}
+
+/** Positions of each phrase's LAST token, as FTS4's position lists report a phrase. */
+function phrasePositions(tokens: Tokens, phrases: readonly SnippetPhrase[]): number[][] {
+  return phrases.map((p) => {
+    const n = p.tokens.length;
+    const out: number[] = [];
+    for (let i = 0; i + n <= tokens.count; i++) {
+      let ok = true;
+      for (let j = 0; j < n && ok; j++) ok = tokens.is(i + j, p.tokens[j] as string, p.prefix && j === n - 1);
+      if (ok) out.push(i + n - 1);
+    }
+    return out;
+  });
+}
+
+interface Fragment {
+  pos: number;
+  /** Token offsets within the fragment to highlight. */
+  highlight: Set<number>;
+  covered: Set<number>;
+}
+
+/** fts3BestSnippet: the best-scoring window of `size` tokens, given the phrases earlier fragments covered. */
+function bestFragment(positions: readonly number[][], lengths: readonly number[], size: number, covered: ReadonlySet<number>, seen: Set<number>): Fragment {
+  positions.forEach((p, i) => p.length && seen.add(i));
+  const head = positions.map(() => 0);
+  const tail = positions.map(() => 0);
+  const advance = (idx: number[], i: number, next: number) => {
+    const list = positions[i] as number[];
+    while ((idx[i] as number) < list.length && (list[idx[i] as number] as number) < next) idx[i] = (idx[i] as number) + 1;
+  };
+  let best: Fragment = { pos: 0, highlight: new Set(), covered: new Set() };
+  let bestScore = -1;
+  let start = 0;
+  positions.forEach((_, i) => advance(head, i, size));
+  // The hits of phrase i inside [start, start + size), from its tail (already at or past start).
+  const hitsIn = (i: number, start: number) => {
+    const list = positions[i] as number[];
+    let k = tail[i] as number;
+    while (k < list.length && (list[k] as number) < start + size) k++;
+    return k - (tail[i] as number);
+  };
+  for (;;) {
+    // Score the window [start, start + size) as fts3SnippetDetails does: 1000 for a phrase not
+    // covered yet, 1 for each further hit. Many windows are scored, so nothing is allocated
+    // unless the window is the best so far.
+    let score = 0;
+    for (let i = 0; i < positions.length; i++) {
+      const n = hitsIn(i, start);
+      if (n) score += covered.has(i) ? n : 999 + n;
+    }
+    if (score > bestScore) {
+      const cover = new Set<number>();
+      const highlight = new Set<number>();
+      positions.forEach((list, i) => {
+        const n = hitsIn(i, start);
+        if (n) cover.add(i);
+        for (let k = tail[i] as number; k < (tail[i] as number) + n; k++) {
+          const at = list[k] as number;
+          for (let j = 0; j < (lengths[i] as number); j++) if (at - j >= start) highlight.add(at - j - start);
+        }
+      });
+      best = { pos: start, highlight, covered: cover };
+      bestScore = score;
+    }
+    // Next candidate: the window that ends at the nearest hit not yet seen.
+    let end = Infinity;
+    positions.forEach((list, i) => {
+      const at = list[head[i] as number];
+      if (at !== undefined && at < end) end = at;
+    });
+    if (end === Infinity) return best;
+    start = end - size + 1;
+    positions.forEach((_, i) => {
+      advance(head, i, end + 1);
+      advance(tail, i, start);
+    });
+  }
+}
+
+/** fts3SnippetShift: moves the window right so its hits sit in the middle, as far as the text allows. */
+function shift(f: Fragment, size: number, tokenCount: number): Fragment {
+  if (!f.highlight.size) return f;
+  let left = 0;
+  while (!f.highlight.has(left)) left++;
+  let right = 0;
+  while (!f.highlight.has(size - 1 - right)) right++;
+  const desired = Math.trunc((left - right) / 2);
+  if (desired <= 0) return f;
+  const by = Math.min(desired, tokenCount - f.pos - size);
+  if (by <= 0) return f;
+  return { ...f, pos: f.pos + by, highlight: new Set([...f.highlight].map((h) => h - by).filter((h) => h >= 0)) };
+}
+
+/** fts3SnippetText: the fragment's tokens with what lies between them, hits in open/close, ellipses where text was cut. */
+function fragmentText(text: string, tokens: Tokens, f: Fragment, index: number, isLast: boolean, size: number, open: string, close: string, ellipsis: string): string {
+  let out = '';
+  // A text with no tokens at all comes back whole, as FTS4 appends what follows the last token.
+  if (f.pos >= tokens.count) return text;
+  const firstStart = tokens.starts[f.pos] as number;
+  if (f.pos > 0 || index > 0) out += ellipsis;
+  else out += text.slice(0, firstStart);
+  let prevEnd = firstStart;
+  for (let i = f.pos; i < f.pos + size; i++) {
+    if (i >= tokens.count) return out + text.slice(prevEnd);
+    const start = tokens.starts[i] as number;
+    const end = tokens.ends[i] as number;
+    if (i > f.pos) out += text.slice(prevEnd, start);
+    const hit = f.highlight.has(i - f.pos);
+    out += hit ? open + text.slice(start, end) + close : text.slice(start, end);
+    prevEnd = end;
+  }
+  if (f.pos + size >= tokens.count) return out + text.slice(prevEnd);
+  return isLast ? out + ellipsis : out;
+}
+
+/**
+ * snippet(table, open, close, ellipsis, 0, tokens) for one text: up to four fragments, each
+ * shorter as more are needed, until every phrase the text holds is shown.
+ */
+export function snippetOf(text: string, phrases: readonly SnippetPhrase[], tokens: number, open = '[', close = ']', ellipsis = '…'): string {
+  const toks = tokenize(text);
+  const positions = phrasePositions(toks, phrases);
+  const lengths = phrases.map((p) => p.tokens.length);
+  let fragments: Fragment[] = [];
+  let size = tokens;
+  for (let count = 1; count <= 4; count++) {
+    size = Math.trunc((tokens + count - 1) / count);
+    const covered = new Set<number>();
+    const seen = new Set<number>();
+    fragments = [];
+    for (let i = 0; i < count; i++) {
+      const f = bestFragment(positions, lengths, size, covered, seen);
+      fragments.push(f);
+      for (const c of f.covered) covered.add(c);
+    }
+    if (covered.size === seen.size) break;
+  }
+  return fragments
+    .map((f, i) => fragmentText(text, toks, shift(f, size, toks.count), i, i === fragments.length - 1, size, open, close, ellipsis))
+    .join('');
+}
