@@ -152,7 +152,7 @@ export class MemoryService {
     const found = searchFts(db, MEMORY_FTS, { query: input.query, limit: topK, sort: input.sort ?? 'relevance', scope: input.scope, now: this.store.now });
     if (!found.ok) return refuse(found.reason);
     const ids = found.hits.map((h) => h.docid);
-    const excerpts = snippets(db, MEMORY_FTS, found.match, ids);
+    const excerpts = snippets(db, MEMORY_FTS, found.match, ids, 16, found.total);
     const refs = new Map(queryRows(db, `SELECT docid, ref, scope, body FROM ${MEMORY_FTS} WHERE docid IN (${ids.map(() => '?').join(',') || 'NULL'})`, ids).map((r) => [Number(r.docid), r]));
     const chunks = chunkRefs(db, ids);
     const hits = found.hits.map((h) => {
