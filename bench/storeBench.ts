@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import type { Services } from '../src/core/services';
 import type { RememberInput } from '../src/core/memory/memoryService';
+import { readSnapshot } from '../src/core/store/snapshot';
 import { Rng } from './rng';
 import { median, nowMs, percentile } from './stats';
 
@@ -123,6 +124,8 @@ export interface ColdOpen {
   wasm: number[];
   openPlusQuery: number[];
   read: number[];
+  /** Reading a file the size of the database itself (the snapshot is compressed at rest). */
+  readPlain: number[];
   childWall: number[];
 }
 
@@ -132,7 +135,9 @@ export interface ColdOpen {
  * Both run on a warm page cache (it cannot be dropped here without root).
  */
 export function coldOpenBench(benchScript: string, home: string, query: string, runs: number): ColdOpen {
-  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], childWall: [] };
+  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [] };
+  const plain = path.join(path.dirname(home), `${path.basename(home)}-database.plain`);
+  fs.writeFileSync(plain, readSnapshot(path.join(home, 'store.sqlite')) ?? new Uint8Array());
   const child = (args: string[]) => {
     const t = nowMs();
     const r = spawnSync(process.execPath, [benchScript, '--child', ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
@@ -146,6 +151,7 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
   for (let i = 0; i < runs; i++) {
     const read = child(['read', path.join(home, 'store.sqlite')]);
     out.read.push(read.readMs);
+    out.readPlain.push(child(['read', plain]).readMs);
     const open = child(['open', home, query]);
     out.open.push(open.openMs);
     out.firstQuery.push(open.queryMs);
@@ -155,6 +161,7 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     out.tokenizerInit.push(child(['tokens']).tokenizerInitMs);
     out.wasm.push(child(['wasm']).wasmMs);
   }
+  fs.rmSync(plain, { force: true });
   return out;
 }
 

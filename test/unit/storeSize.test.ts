@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DEFLATE_MIN_CHARS, encodeLine, parseOperation, type Operation } from '../../src/core/store/journal';
 import { queryRows } from '../../src/core/store/sqlite';
@@ -92,9 +92,15 @@ describe('history import journal', () => {
   });
 });
 
+/** The database inside a snapshot this build wrote: magic, size, SHA-256, then brotli. */
+function databaseOf(snapshot: Buffer): Buffer {
+  expect(snapshot.toString('latin1', 0, 8)).toBe('RCLSNAP\x01');
+  return brotliDecompressSync(snapshot.subarray(48));
+}
+
 describe('snapshot at rest', () => {
-  it('is written gzip-compressed and opens to the same state', async () => {
-    const home = tempHome('gzsnap');
+  it('is written compressed (brotli, framed with size and hash) and opens to the same state', async () => {
+    const home = tempHome('brsnap');
     const a = await openTemp(home);
     await a.importer.importPaths([path.join(transcriptFixtures(), 'claude-code')]);
     await a.memory.remember({ statement: 'the snapshot is compressed at rest' }, 'test');
@@ -102,8 +108,10 @@ describe('snapshot at rest', () => {
     a.store.checkpoint();
     a.store.close();
     const file = fs.readFileSync(path.join(home, 'store.sqlite'));
-    expect([file[0], file[1]]).toEqual([0x1f, 0x8b]);
-    expect(gunzipSync(file).toString('latin1', 0, 15)).toBe('SQLite format 3');
+    const database = databaseOf(file);
+    expect(database.toString('latin1', 0, 15)).toBe('SQLite format 3');
+    expect(Number(file.readBigUInt64LE(8))).toBe(database.length);
+    expect(file.length).toBeLessThan(database.length / 2);
 
     const b = await openTemp(home);
     expect(historyPicture(b.store.db)).toEqual(before);
@@ -111,19 +119,21 @@ describe('snapshot at rest', () => {
     b.store.close();
   });
 
-  it('a plain (uncompressed) snapshot from an older build still opens, and a truncated one is still caught by its header', async () => {
-    const home = tempHome('plainsnap');
+  it('snapshots of older builds still open (gzip, plain), and a truncated plain one is still caught by its header', async () => {
+    const home = tempHome('oldsnap');
     const a = await openTemp(home);
     for (let i = 0; i < 20; i++) await a.memory.remember({ statement: `plain snapshot note ${i}` }, 'test');
     a.store.checkpoint();
     a.store.close();
     const snapshot = path.join(home, 'store.sqlite');
-    const plain = gunzipSync(fs.readFileSync(snapshot));
-    fs.writeFileSync(snapshot, plain);
-    const b = await openTemp(home);
-    expect(b.memory.status().entries).toBe(20);
-    expect(b.store.warnings).toEqual([]);
-    b.store.close();
+    const plain = databaseOf(fs.readFileSync(snapshot));
+    for (const older of [gzipSync(plain), plain]) {
+      fs.writeFileSync(snapshot, older);
+      const b = await openTemp(home);
+      expect(b.memory.status().entries).toBe(20);
+      expect(b.store.warnings).toEqual([]);
+      b.store.close();
+    }
 
     fs.writeFileSync(snapshot, plain.subarray(0, Math.floor(plain.length / 2)));
     const c = await openTemp(home);
@@ -132,21 +142,24 @@ describe('snapshot at rest', () => {
     c.store.close();
   });
 
-  it('a compressed snapshot with a flipped byte is caught (gzip CRC), kept aside and rebuilt from the journal', async () => {
+  it('a compressed snapshot with a flipped byte or cut short is caught (its hash), kept aside and rebuilt from the journal', async () => {
     const home = tempHome('crcsnap');
     const a = await openTemp(home);
     for (let i = 0; i < 10; i++) await a.memory.remember({ statement: `crc note ${i}` }, 'test');
     a.store.checkpoint();
     a.store.close();
     const snapshot = path.join(home, 'store.sqlite');
-    const bytes = fs.readFileSync(snapshot);
-    const at = Math.floor(bytes.length / 2);
-    bytes[at] = (bytes[at] ?? 0) ^ 0xff;
-    fs.writeFileSync(snapshot, bytes);
-    const b = await openTemp(home);
-    expect(b.store.warnings.join('\n')).toMatch(/damaged: the compressed file cannot be read/);
-    expect(fs.readdirSync(home).filter((f) => f.startsWith('store.sqlite.corrupt-'))).toHaveLength(1);
-    expect(b.memory.status().entries).toBe(10);
-    b.store.close();
+    const good = fs.readFileSync(snapshot);
+    const flipped = Buffer.from(good);
+    const at = 48 + Math.floor((good.length - 48) / 2);
+    flipped[at] = (flipped[at] ?? 0) ^ 0xff;
+    for (const [n, damaged] of [flipped, good.subarray(0, good.length - 7)].entries()) {
+      fs.writeFileSync(snapshot, damaged);
+      const b = await openTemp(home);
+      expect(b.store.warnings.join('\n')).toMatch(/damaged: the compressed file cannot be read \(the checksum does not match/);
+      expect(fs.readdirSync(home).filter((f) => f.startsWith('store.sqlite.corrupt-'))).toHaveLength(n + 1);
+      expect(b.memory.status().entries).toBe(10);
+      b.store.close();
+    }
   });
 });
