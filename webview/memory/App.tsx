@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { ChangeOutcome, HistoryResult, MemoryItem, MemoryStatus, OpenTarget, Overview, SearchResult } from '../shared/protocol';
 import type { HostClient } from './hostClient';
 import { History } from './History';
@@ -51,7 +51,9 @@ export function App({ client }: { client: HostClient }) {
     client.request('overview', {}).then(setOverview, (err: unknown) => setOverview({ error: message(err) }));
   }, [client, generation]);
 
-  useEffect(() => {
+  // Saved in the same commit as the render (not in a deferred effect), so a reload or a hidden
+  // view right after a fold or a keystroke never restores the state from before it.
+  useLayoutEffect(() => {
     client.state = { query, collapsed: [...collapsed] };
   }, [client, query, collapsed]);
 
