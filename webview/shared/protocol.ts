@@ -11,6 +11,7 @@ import { SESSION_ID } from './historyProtocol';
 // Type-only, so src/server/protocol.ts is erased from the bundle and no host code comes with it.
 import type { FactVersion } from '../../src/server/protocol';
 import type { EntitySummary, LogEntry, RetiredSummary, VaultNote } from '../../src/core/memory/memoryBrowse';
+import type { ErrorRecord } from '../../src/core/errors/errorService';
 
 export interface MemoryStatus {
   facts: number;
@@ -67,18 +68,8 @@ export interface Listed<T> {
   total: number;
 }
 
-/** A tool failure and the fix that worked (error memory). */
-export interface ErrorFix {
-  hash: string;
-  tool_name: string;
-  keywords: string[];
-  symptom: string;
-  cause: string | null;
-  action: string;
-  source: string;
-  last_recorded_at: string;
-  times_recorded: number;
-}
+/** A tool failure and the fix that worked (error memory), as the engine records it. */
+export type ErrorFix = Omit<ErrorRecord, 'outcome' | 'first_recorded_at'>;
 
 export interface RuleSummary {
   id: string;

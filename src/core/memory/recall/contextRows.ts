@@ -3,19 +3,8 @@ import { iso } from '../../text/time';
 import { FACT_COLUMNS, factKey, factValue, type FactValue } from '../factRows';
 import { RULE_PREDICATES } from './queryWords';
 
-/** A fact as recall returns it: the value, when it was true, when it was recorded. */
-export interface FactItem {
-  id: string;
-  subject: string;
-  predicate: string;
-  object: string;
-  scope: string;
-  source: string;
-  status: 'current' | 'historical';
-  valid_from: string;
-  valid_to?: string;
-  recorded_at: string;
-}
+/** A fact as recall returns it: the value, when it was true, when it was recorded (what replaced it is left out). */
+export type FactItem = Omit<FactValue, 'valid_to' | 'superseded_at' | 'superseded_by'> & { valid_to?: string };
 
 export interface NoteItem {
   id: string;
