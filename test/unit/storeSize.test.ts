@@ -3,9 +3,10 @@ import * as path from 'node:path';
 import { brotliDecompressSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DEFLATE_MIN_CHARS, encodeLine, parseOperation, type Operation } from '../../src/core/store/journal';
-import { queryRows } from '../../src/core/store/sqlite';
+import { openServices } from '../../src/core/services';
+import { loadSqlJs, queryRows } from '../../src/core/store/sqlite';
 import { transcriptFixtures } from './helpers/fixtures';
-import { openTemp, tempHome } from './helpers/tempStore';
+import { openTemp, tempHome, WASM_PATH } from './helpers/tempStore';
 
 /** Store size work (issue 3): compressed snapshot and journal lines, one journal line per imported file. */
 
@@ -161,5 +162,32 @@ describe('snapshot at rest', () => {
       expect(b.memory.status().entries).toBe(10);
       b.store.close();
     }
+  });
+
+  it('the idle checkpoint (compressed on the thread pool) writes a snapshot that opens, and close() leaves one covering every line', async () => {
+    const home = tempHome('idlesnap');
+    const a = await openServices({ home, wasmPath: WASM_PATH, checkpointBytes: 1, checkpointIdleMs: 5 });
+    for (let i = 0; i < 30; i++) await a.memory.remember({ statement: `idle checkpoint note ${i} ${'words '.repeat(40)}` }, 'test');
+    const snapshot = path.join(home, 'store.sqlite');
+    // The timer fires, exports, and hands compression to the thread pool; the file appears after it.
+    await expect.poll(() => fs.existsSync(snapshot), { timeout: 10_000, interval: 5 }).toBe(true);
+    const b = await openTemp(home);
+    expect(b.memory.status().entries).toBe(30);
+    b.store.close();
+
+    // A write, then close() checkpoints synchronously while an idle one may still be compressing:
+    // the file left must be the newer one (it covers every line, so a reopen replays nothing).
+    await a.memory.remember({ statement: 'the last word before closing' }, 'test');
+    await new Promise((r) => setTimeout(r, 8));
+    a.store.close();
+    await new Promise((r) => setTimeout(r, 300)); // any background compression has finished by now
+    const journalBytes = fs.statSync(path.join(home, 'journal.jsonl')).size;
+    const SQL = await loadSqlJs(WASM_PATH);
+    const onDisk = new SQL.Database(databaseOf(fs.readFileSync(snapshot)));
+    expect(queryRows(onDisk, "SELECT value FROM meta WHERE key = 'journal_offset'")).toEqual([{ value: String(journalBytes) }]);
+    onDisk.close();
+    const c = await openTemp(home);
+    expect(c.memory.status().entries).toBe(31);
+    c.store.close();
   });
 });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants, gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, brotliDecompressSync, constants as zlibConstants, gunzipSync } from 'node:zlib';
 import { replaceFileDurably } from './durableFile';
 import { StoreCorruptError } from './errors';
 
@@ -94,12 +95,30 @@ function describeDamage(data: Buffer): string | undefined {
  * decompressing on each open (both measured above).
  */
 export function writeSnapshot(file: string, data: Uint8Array): void {
-  const payload = brotliCompressSync(data, { params: { ...BROTLI_PARAMS, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: data.length } });
+  replaceFileDurably(file, framed(data, brotliCompressSync(data, { params: brotliParams(data) })));
+}
+
+const brotliCompressAsync = promisify(brotliCompress);
+
+/**
+ * The same file, compressed on libuv's thread pool: at 224 MB the compression takes seconds,
+ * which an idle checkpoint must not spend blocking the extension host's event loop.
+ */
+export async function writeSnapshotInBackground(file: string, data: Uint8Array, stillWanted: () => boolean): Promise<void> {
+  const payload = await brotliCompressAsync(data, { params: brotliParams(data) });
+  if (stillWanted()) replaceFileDurably(file, framed(data, payload));
+}
+
+function brotliParams(data: Uint8Array) {
+  return { ...BROTLI_PARAMS, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: data.length };
+}
+
+function framed(data: Uint8Array, payload: Buffer): Buffer {
   const header = Buffer.alloc(FRAME_HEADER);
   FRAME_MAGIC.copy(header, 0);
   header.writeBigUInt64LE(BigInt(data.length), FRAME_MAGIC.length);
   createHash('sha256').update(payload).digest().copy(header, FRAME_MAGIC.length + 8);
-  replaceFileDurably(file, Buffer.concat([header, payload]));
+  return Buffer.concat([header, payload]);
 }
 
 /** Moves a damaged file aside (never deletes it) and returns where it went. */

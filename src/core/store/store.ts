@@ -5,7 +5,7 @@ import { StoreCorruptError } from './errors';
 import { FileLock } from './fileLock';
 import { Journal, type Operation } from './journal';
 import { migrate, readMeta, writeMeta, type StoreModule } from './schema';
-import { readSnapshot, setAside, writeSnapshot } from './snapshot';
+import { readSnapshot, setAside, writeSnapshot, writeSnapshotInBackground } from './snapshot';
 import { loadSqlJs, type Database } from './sqlite';
 
 export interface StoreOptions {
@@ -43,6 +43,8 @@ export class Store {
   private snapshotOffset = 0;
   private checkpointTimer: NodeJS.Timeout | undefined;
   private skippedLines = 0;
+  /** Bumped by every checkpoint, so a background one that finishes after a newer one is dropped. */
+  private snapshotGeneration = 0;
 
   private constructor(
     private database: Database,
@@ -202,11 +204,32 @@ export class Store {
   checkpoint(): void {
     this.refresh();
     if (this.offset === this.snapshotOffset) return;
+    this.snapshotGeneration++;
+    writeSnapshot(path.join(this.home, FILES.snapshot), this.exportDatabase());
+    this.snapshotOffset = this.offset;
+  }
+
+  /**
+   * The idle checkpoint: exported here, compressed off the event loop. A synchronous checkpoint
+   * (close, rebuild) that lands meanwhile wins: the older export is then dropped, not renamed
+   * over the newer file. Either file would be valid (each records the journal offset it covers);
+   * this only keeps the newer one.
+   */
+  private async checkpointInBackground(): Promise<void> {
+    this.refresh();
+    if (this.offset === this.snapshotOffset) return;
+    const generation = ++this.snapshotGeneration;
+    const covered = this.offset;
+    const data = this.exportDatabase();
+    await writeSnapshotInBackground(path.join(this.home, FILES.snapshot), data, () => generation === this.snapshotGeneration);
+    if (generation === this.snapshotGeneration) this.snapshotOffset = covered;
+  }
+
+  private exportDatabase(): Uint8Array {
     // sql.js export closes and reopens the connection; nothing else must hold statements now.
     const data = this.database.export();
     tune(this.database); // export() reopened the connection with default settings
-    writeSnapshot(path.join(this.home, FILES.snapshot), data);
-    this.snapshotOffset = this.offset;
+    return data;
   }
 
   /**
@@ -285,11 +308,7 @@ export class Store {
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     this.checkpointTimer = setTimeout(() => {
       this.checkpointTimer = undefined;
-      try {
-        this.checkpoint();
-      } catch (err) {
-        this.warnings.push(`checkpoint failed: ${(err as Error).message}`);
-      }
+      this.checkpointInBackground().catch((err: unknown) => this.warnings.push(`checkpoint failed: ${(err as Error).message}`));
     }, this.options.checkpointIdleMs ?? 2_000);
     this.checkpointTimer.unref();
   }
