@@ -43,6 +43,9 @@ export class Store {
   private snapshotOffset = 0;
   private checkpointTimer: NodeJS.Timeout | undefined;
   private skippedLines = 0;
+  /** The open batch transaction (see inBatch) and the callback that commits it. */
+  private batchOpen = false;
+  private batchCommit: NodeJS.Immediate | undefined;
   /** Bumped by every checkpoint, so a background one that finishes after a newer one is dropped. */
   private snapshotGeneration = 0;
 
@@ -131,8 +134,7 @@ export class Store {
   refresh(): void {
     if (this.journal.size() <= this.offset) return;
     const db = this.database;
-    db.exec('BEGIN');
-    try {
+    this.inBatch(() => {
       this.offset = this.journal.readFrom(
         this.offset,
         (op) => this.applyOne(op),
@@ -143,11 +145,40 @@ export class Store {
       );
       writeMeta(db, OFFSET_KEY, String(this.offset));
       writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
-      db.exec('COMMIT');
+    });
+  }
+
+  /**
+   * Runs `fn` all or nothing (a savepoint) inside the open batch transaction, opening one when
+   * there is none. The database is in memory and never the durable copy (the journal is), so
+   * committing after every operation buys nothing, while each COMMIT makes FTS4 flush its
+   * pending terms into a new segment. The batch commits as soon as the event loop is free, and
+   * before anything exports the database, so a bulk import pays for that once, not per file.
+   */
+  private inBatch(fn: () => void): void {
+    const db = this.database;
+    if (!this.batchOpen) {
+      db.exec('BEGIN');
+      this.batchOpen = true;
+      this.batchCommit = setImmediate(() => this.commitBatch());
+    }
+    db.exec('SAVEPOINT batch');
+    try {
+      fn();
+      db.exec('RELEASE batch');
     } catch (err) {
-      db.exec('ROLLBACK');
+      db.exec('ROLLBACK TO batch');
+      db.exec('RELEASE batch');
       throw err;
     }
+  }
+
+  private commitBatch(): void {
+    if (this.batchCommit) clearImmediate(this.batchCommit);
+    this.batchCommit = undefined;
+    if (!this.batchOpen) return;
+    this.batchOpen = false;
+    this.database.exec('COMMIT');
   }
 
   /**
@@ -163,15 +194,14 @@ export class Store {
       return;
     }
     const db = this.database;
-    db.exec('BEGIN');
     try {
-      this.applyOne(op);
-      this.offset = sizeBefore + written;
-      writeMeta(db, OFFSET_KEY, String(this.offset));
-      writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
-      db.exec('COMMIT');
+      this.inBatch(() => {
+        this.applyOne(op);
+        this.offset = sizeBefore + written;
+        writeMeta(db, OFFSET_KEY, String(this.offset));
+        writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
+      });
     } catch (err) {
-      db.exec('ROLLBACK');
       this.offset = sizeBefore;
       throw err;
     }
@@ -226,6 +256,7 @@ export class Store {
   }
 
   private exportDatabase(): Uint8Array {
+    this.commitBatch();
     // sql.js export closes and reopens the connection; nothing else must hold statements now.
     const data = this.database.export();
     tune(this.database); // export() reopened the connection with default settings
@@ -240,6 +271,7 @@ export class Store {
   async rebuild(): Promise<{ journalBytes: number; skippedLines: number }> {
     const SQL = await loadSqlJs(this.options.wasmPath);
     return this.lock.withLock(() => {
+      this.commitBatch(); // the batch belongs to the database being replaced
       const old = { database: this.database, offset: this.offset, skipped: this.skippedLines };
       const fresh = new SQL.Database();
       tune(fresh);
@@ -250,6 +282,9 @@ export class Store {
         this.skippedLines = 0;
         this.refresh();
       } catch (err) {
+        if (this.batchCommit) clearImmediate(this.batchCommit);
+        this.batchCommit = undefined;
+        this.batchOpen = false; // it was the fresh database's, closed below
         this.database = old.database;
         this.offset = old.offset;
         this.skippedLines = old.skipped;
@@ -273,6 +308,7 @@ export class Store {
       this.refresh();
       if (this.offset - this.snapshotOffset >= (this.options.closeCheckpointBytes ?? 1024 * 1024) || this.snapshotMissing()) this.checkpoint();
     } finally {
+      this.commitBatch();
       this.database.close();
       this.journal.close();
     }
