@@ -321,6 +321,27 @@ describe('session-history panel, real Chromium against a real store', () => {
     await expect.poll(() => page.locator('.row.target').getAttribute('data-seq', { timeout: 5_000 }), { timeout: 45_000 }).toBe('5001');
   }, 120_000);
 
+  it('follows a reveal that arrives just as the previously opened session’s rows land', async () => {
+    const big = sessionIdOf('claude-code', BIG_ID);
+    const hostile = sessionIdOf('claude-code', HOSTILE_ID);
+    // The reveal is posted from the page the moment the hostile session's rows arrive: it is
+    // handled before the panel has finished settling on those rows, the moment that used to lose it.
+    await page.evaluate(
+      ({ from, to }) => {
+        const onMessage = (e: MessageEvent<{ type?: string; kind?: string; result?: { session?: { id?: string } } }>) => {
+          if (e.data?.type !== 'response' || e.data.kind !== 'session' || e.data.result?.session?.id !== from) return;
+          window.removeEventListener('message', onMessage);
+          window.postMessage({ type: 'reveal', sessionId: to, seq: 5001 }, '*');
+        };
+        window.addEventListener('message', onMessage);
+      },
+      { from: hostile, to: big },
+    );
+    await page.locator(`[data-session="${hostile}"]`).click();
+    await expect.poll(() => page.locator('.session.selected').getAttribute('data-session', { timeout: 5_000 }), { timeout: 45_000 }).toBe(big);
+    await expect.poll(() => page.locator('.row.target').getAttribute('data-seq', { timeout: 5_000 }), { timeout: 45_000 }).toBe('5001');
+  }, 120_000);
+
   it('drops malformed messages and ran under the strict CSP without a violation', async () => {
     const bad = [
       { type: 'request', id: 1, kind: 'drop_tables', params: {} },

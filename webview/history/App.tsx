@@ -36,8 +36,12 @@ export function App({ client }: { client: HistoryClient }) {
   const saveTimer = useRef<ReturnType<typeof setTimeout>>();
   const latestList = useRef(0);
   const asked = useRef(new Set<string>());
-  // Set when a session is opened: scroll to the saved position, or to the row asked for.
-  const pendingScroll = useRef<{ top: number } | { seq: number } | undefined>(saved?.sessionId ? { top: saved.scrollTop } : undefined);
+  // Set when a session is opened: scroll to the saved position, or to the row asked for. It names
+  // its session because select() replaces it at once while effects run a render late: the effect of
+  // the previous session's render must not spend a reveal meant for the next session on its own rows.
+  const pendingScroll = useRef<(({ top: number } | { seq: number }) & { sessionId: string }) | undefined>(
+    saved?.sessionId ? { sessionId: saved.sessionId, top: saved.scrollTop } : undefined,
+  );
 
   const save = useCallback(
     (patch: Partial<HistoryState> = {}) => {
@@ -59,7 +63,7 @@ export function App({ client }: { client: HistoryClient }) {
     setOutcome(undefined);
     setTarget(seq);
     scrollTop.current = 0;
-    pendingScroll.current = seq === undefined ? { top: 0 } : { seq };
+    pendingScroll.current = seq === undefined ? { sessionId: id, top: 0 } : { sessionId: id, seq };
   }, []);
 
   // What the panel was opened for wins over what it showed before; otherwise it resumes.
@@ -99,8 +103,8 @@ export function App({ client }: { client: HistoryClient }) {
   // Once the rows are there, go where the opening asked: a saved position or a row.
   useEffect(() => {
     const want = pendingScroll.current;
-    // The rows must be this session's: right after a switch the previous session's are still shown.
-    if (detail.mode !== 'ready' || detail.detail.session.id !== sessionId || !want) return;
+    // The rows must be the ones the scroll was asked for: right after a switch the previous session's are still shown.
+    if (detail.mode !== 'ready' || !want || detail.detail.session.id !== want.sessionId || want.sessionId !== sessionId) return;
     pendingScroll.current = undefined;
     let top = 'top' in want ? want.top : 0;
     if ('seq' in want) {
