@@ -70,15 +70,20 @@ export function excerptAnswer(store: Store, reads: LcmReads, input: { prompt: st
   const citedMessages: number[] = [];
   let sourceTokens = 0;
   let leftOut = 0;
-  for (const c of ranked) {
-    const line = `- [${c.leafId ? `${c.leafId} · ` : ''}msg ${c.id} · ${c.role}${c.toolName ? ` ${c.toolName}` : ''}${c.at !== null ? ` · ${iso(c.at)}` : ''}] ${window(c.text, terms)}`;
+  /** Takes the line when it fits what is left of the budget (its cost), else counts it as left out. */
+  const take = (line: string): number | undefined => {
     const cost = countTokens(line) + 1;
     if (used + cost > input.maxTokens) {
       leftOut++;
-      continue;
+      return undefined;
     }
     used += cost;
     lines.push(line);
+    return cost;
+  };
+  for (const c of ranked) {
+    const cost = take(`- [${c.leafId ? `${c.leafId} · ` : ''}msg ${c.id} · ${c.role}${c.toolName ? ` ${c.toolName}` : ''}${c.at !== null ? ` · ${iso(c.at)}` : ''}] ${window(c.text, terms)}`);
+    if (cost === undefined) continue;
     sourceTokens += cost;
     if (c.leafId) cited.add(c.leafId);
     citedMessages.push(c.id);
@@ -88,14 +93,7 @@ export function excerptAnswer(store: Store, reads: LcmReads, input: { prompt: st
     for (const id of bucket.summaryIds) {
       const s = reads.summary(id);
       if (!s) continue;
-      const line = `- [${s.id} · summary, depth ${s.depth}] ${s.content.replace(/\s+/g, ' ')}`;
-      const cost = countTokens(line) + 1;
-      if (used + cost > input.maxTokens) {
-        leftOut++;
-        continue;
-      }
-      used += cost;
-      lines.push(line);
+      if (take(`- [${s.id} · summary, depth ${s.depth}] ${s.content.replace(/\s+/g, ' ')}`) === undefined) continue;
       sourceTokens += s.tokens;
       cited.add(s.id);
     }
