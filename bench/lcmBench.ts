@@ -80,6 +80,16 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
       if (r.ok !== true) throw new Error(`lcm_grep refused ${JSON.stringify(input)}: ${r.reason}`);
       return r;
     };
+    /** One round of ours: the full call (timed into `ours`, its answer returned) and the tool's default call. */
+    const timeOurs = async (tm: Timed, full: Record<string, unknown>, dflt: Record<string, unknown>, keep: boolean) => {
+      let t0 = nowMs();
+      const info = await grep(full);
+      if (keep) tm.ours.push(nowMs() - t0);
+      t0 = nowMs();
+      await grep(dflt);
+      if (keep) tm.oursDefault.push(nowMs() - t0);
+      return info;
+    };
 
     // ---- regex vs rg ----------------------------------------------------------------------
     progress(`lcm: regex mode, ${REGEX_CASES.length} patterns × ${rounds} rounds (ours full scan, ours default call, rg, rg -j1)`);
@@ -93,20 +103,14 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
       let info = await grep(full); // the warm-up (at 1 GB a full scan takes seconds: one is enough)
       let rgCount = 0;
       for (let r = 0; r < rounds; r++) {
-        const keep = true;
-        let t0 = nowMs();
-        info = await grep(full);
-        if (keep) tm.ours.push(nowMs() - t0);
-        t0 = nowMs();
-        await grep(dflt);
-        if (keep) tm.oursDefault.push(nowMs() - t0);
+        info = await timeOurs(tm, full, dflt, true);
         if (rg) {
-          t0 = nowMs();
+          let t0 = nowMs();
           rgCount = runRg(rg, c.rg, stage.raw.root, []);
-          if (keep) tm.base.push(nowMs() - t0);
+          tm.base.push(nowMs() - t0);
           t0 = nowMs();
           runRg(rg, c.rg, stage.raw.root, ['-j1']);
-          if (keep) tm.baseOneCore.push(nowMs() - t0);
+          tm.baseOneCore.push(nowMs() - t0);
         }
       }
       regexRows.push({ c, literal, tm, info, rgCount });
@@ -135,13 +139,8 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
       let info = await grep(full);
       for (let r = -1; r < rounds + 2; r++) {
         const keep = r >= 0;
+        info = await timeOurs(tm, full, dflt, keep);
         let t0 = nowMs();
-        info = await grep(full);
-        if (keep) tm.ours.push(nowMs() - t0);
-        t0 = nowMs();
-        await grep(dflt);
-        if (keep) tm.oursDefault.push(nowMs() - t0);
-        t0 = nowMs();
         searchFts(s.store.db, HISTORY_FTS, { query: q, limit: 50, sort: 'relevance', now: Date.now() });
         if (keep) tm.scorer.push(nowMs() - t0);
         t0 = nowMs();

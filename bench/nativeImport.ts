@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
-import { INLINE_TEXT_MAX, runIdOf, sessionIdOf, walkTranscriptFiles } from '../src/core/history/importer';
+import { INLINE_TEXT_MAX, runIdOf, sessionIdOf, uniqueKeys, walkTranscriptFiles } from '../src/core/history/importer';
 import type { ParsedEvent } from '../src/core/history/parsedSession';
 import { detectTranscript } from '../src/core/history/parsers/detect';
 import { copyFolders } from './importChild';
@@ -158,15 +158,6 @@ function prepare(e: ParsedEvent, seq: number) {
     at: e.at ?? null, toolName: e.toolName ?? null, callId: e.callId ?? null, toolInput, isError: e.isError === true,
     parentKey: e.parentKey ?? null, rawType: e.rawType ?? null, model: e.model ?? null,
   };
-}
-
-function uniqueKeys(events: readonly ParsedEvent[]): ParsedEvent[] {
-  const seen = new Map<string, number>();
-  return events.map((e) => {
-    const n = (seen.get(e.key) ?? 0) + 1;
-    seen.set(e.key, n);
-    return n === 1 ? e : { ...e, key: `${e.key}#${n}` };
-  });
 }
 
 function sizeOr0(file: string): number {

@@ -244,7 +244,7 @@ export function* walkTranscriptFiles(root: string): Generator<string> {
 }
 
 /** A source that repeats an id would otherwise make every re-import look like a change. */
-function uniqueKeys(events: readonly ParsedEvent[]): ParsedEvent[] {
+export function uniqueKeys(events: readonly ParsedEvent[]): ParsedEvent[] {
   const seen = new Map<string, number>();
   return events.map((e) => {
     const n = (seen.get(e.key) ?? 0) + 1;
