@@ -24,6 +24,8 @@ export interface Baselines {
 export function buildBaselines(services: Services, tmp: string): Baselines {
   const fts5File = path.join(tmp, 'fts5-baseline.sqlite');
   const textFile = path.join(tmp, 'corpus.txt');
+  // --reuse keeps the stores of an earlier run; the baseline is rebuilt from what the store holds now
+  fs.rmSync(fts5File, { force: true });
   const fts5 = new BetterSqlite3(fts5File);
   fts5.exec(`CREATE VIRTUAL TABLE t USING fts5(body, created_at UNINDEXED, scope UNINDEXED, ref UNINDEXED, tokenize = "unicode61 remove_diacritics 2")`);
   const insert = fts5.prepare('INSERT INTO t(rowid, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)');
