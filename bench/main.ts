@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { openServices } from '../src/core/services';
 import { loadSqlJs } from '../src/core/store/sqlite';
-import { countTokens } from '../src/core/text/tokens';
+import { countTokens, warmTokenizer } from '../src/core/text/tokens';
 import { parseSections, type BenchContext } from './context';
 import { runContextSection } from './contextBench';
 import { importChild } from './importChild';
@@ -27,7 +27,7 @@ import { heading, ms, nowMs, result } from './stats';
  * temp folder; --diag prints diagnosis tables: for sections 1–3 instead of the figures
  * (search_text and searchFts step by step, alternative SQL shapes, remember's CPU path;
  * with --reuse <dir> [--remember-only]), for sections 4–6 beside them.
- * Children: --child open|read|tokens|wasm|import|native-import <path> (fresh-process measurements).
+ * Children: --child open|open-tokens|read|tokens|wasm|import|native-import <path> (fresh-process measurements).
  */
 
 const WASM = path.join(__dirname, 'sql-wasm.wasm');
@@ -58,6 +58,20 @@ async function child(): Promise<void> {
     if (!again.ok) throw new Error('second query refused');
     s.store.close();
     console.log(JSON.stringify({ openMs: t1 - t0, queryMs: t2 - t1, secondQueryMs: t3 - t2, hits: r.hits.length }));
+    return;
+  }
+  if (mode === 'open-tokens') {
+    // As `recollect mcp` starts: the store opens while the tokenizer warms up (mcpServer.ts); a
+    // first tool call that counts tokens (get_context) can answer once both are done.
+    const t0 = nowMs();
+    const opening = openServices({ home: target as string, wasmPath: WASM });
+    warmTokenizer();
+    const s = await opening;
+    const t1 = nowMs();
+    countTokens('the first counted answer');
+    const t2 = nowMs();
+    s.store.close();
+    console.log(JSON.stringify({ openMs: t1 - t0, readyMs: t2 - t0 }));
     return;
   }
   if (mode === 'tokens') {

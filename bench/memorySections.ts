@@ -159,6 +159,7 @@ export async function runMemorySections(ctx: BenchContext): Promise<void> {
       result('open + first query / reading the database\'s bytes', ratio(open / readPlain));
       result('  of which: sql.js wasm load (own process) p50', ms(median(cold.wasm)));
       result('  of which: o200k tokenizer init (own process) p50', ms(median(cold.tokenizerInit)));
+      result('MCP start: open, tokenizer warmed meanwhile, first token count p50', ms(median(cold.mcpReady)));
       result('second search_text (same process) p50', ms(median(cold.secondQuery)));
       result('child process wall time incl. node start p50', ms(median(cold.childWall)));
       note(`median of ${cold.read.length} runs each, alternating; the page cache could not be dropped, so both are warm-cache figures.`);

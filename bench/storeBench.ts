@@ -127,6 +127,8 @@ export interface ColdOpen {
   /** Reading a file the size of the database itself (the snapshot is compressed at rest). */
   readPlain: number[];
   childWall: number[];
+  /** As `recollect mcp` starts: open with the tokenizer warming meanwhile, until a first token count answers. */
+  mcpReady: number[];
 }
 
 /**
@@ -135,7 +137,7 @@ export interface ColdOpen {
  * Both run on a warm page cache (it cannot be dropped here without root).
  */
 export function coldOpenBench(benchScript: string, home: string, query: string, runs: number): ColdOpen {
-  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [] };
+  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [], mcpReady: [] };
   const plain = path.join(path.dirname(home), `${path.basename(home)}-database.plain`);
   fs.writeFileSync(plain, readSnapshot(path.join(home, 'store.sqlite')) ?? new Uint8Array());
   const child = (args: string[]) => {
@@ -146,7 +148,7 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     const line = r.stdout.trim().split('\n').pop() ?? '{}';
     const data = JSON.parse(line) as Record<string, number>;
     const get = (k: string) => data[k] ?? NaN;
-    return { readMs: get('readMs'), openMs: get('openMs'), queryMs: get('queryMs'), secondQueryMs: get('secondQueryMs'), tokenizerInitMs: get('tokenizerInitMs'), wasmMs: get('wasmMs'), wall };
+    return { readMs: get('readMs'), openMs: get('openMs'), queryMs: get('queryMs'), secondQueryMs: get('secondQueryMs'), tokenizerInitMs: get('tokenizerInitMs'), wasmMs: get('wasmMs'), readyMs: get('readyMs'), wall };
   };
   for (let i = 0; i < runs; i++) {
     const read = child(['read', path.join(home, 'store.sqlite')]);
@@ -160,6 +162,7 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     out.secondQuery.push(open.secondQueryMs);
     out.tokenizerInit.push(child(['tokens']).tokenizerInitMs);
     out.wasm.push(child(['wasm']).wasmMs);
+    out.mcpReady.push(child(['open-tokens', home]).readyMs);
   }
   fs.rmSync(plain, { force: true });
   return out;

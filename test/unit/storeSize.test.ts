@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { brotliDecompressSync, gzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DEFLATE_MIN_CHARS, encodeLine, parseOperation, type Operation } from '../../src/core/store/journal';
 import { openServices } from '../../src/core/services';
+import { readSnapshot } from '../../src/core/store/snapshot';
 import { loadSqlJs, queryRows } from '../../src/core/store/sqlite';
 import { transcriptFixtures } from './helpers/fixtures';
 import { openTemp, tempHome, WASM_PATH } from './helpers/tempStore';
@@ -93,10 +95,24 @@ describe('history import journal', () => {
   });
 });
 
-/** The database inside a snapshot this build wrote: magic, size, SHA-256, then brotli. */
+/** The database inside a snapshot this build wrote (chunked brotli frame, version 2). */
 function databaseOf(snapshot: Buffer): Buffer {
-  expect(snapshot.toString('latin1', 0, 8)).toBe('RCLSNAP\x01');
-  return brotliDecompressSync(snapshot.subarray(48));
+  expect(snapshot.toString('latin1', 0, 8)).toBe('RCLSNAP\x02');
+  const file = path.join(tempHome('frame'), 'store.sqlite');
+  fs.writeFileSync(file, snapshot);
+  const database = readSnapshot(file);
+  if (!database) throw new Error('no database');
+  return Buffer.from(database);
+}
+
+/** Frame version 1 as earlier builds wrote it: magic, size, SHA-256 of the payload, one brotli stream. */
+function frameV1(database: Buffer): Buffer {
+  const payload = brotliCompressSync(database);
+  const header = Buffer.alloc(48);
+  header.write('RCLSNAP\x01', 0, 'latin1');
+  header.writeBigUInt64LE(BigInt(database.length), 8);
+  createHash('sha256').update(payload).digest().copy(header, 16);
+  return Buffer.concat([header, payload]);
 }
 
 describe('snapshot at rest', () => {
@@ -120,7 +136,7 @@ describe('snapshot at rest', () => {
     b.store.close();
   });
 
-  it('snapshots of older builds still open (gzip, plain), and a truncated plain one is still caught by its header', async () => {
+  it('snapshots of older builds still open to identical data (single-stream brotli, gzip, plain), and a truncated plain one is still caught by its header', async () => {
     const home = tempHome('oldsnap');
     const a = await openTemp(home);
     for (let i = 0; i < 20; i++) await a.memory.remember({ statement: `plain snapshot note ${i}` }, 'test');
@@ -128,10 +144,17 @@ describe('snapshot at rest', () => {
     a.store.close();
     const snapshot = path.join(home, 'store.sqlite');
     const plain = databaseOf(fs.readFileSync(snapshot));
-    for (const older of [gzipSync(plain), plain]) {
+    const SQL = await loadSqlJs(WASM_PATH);
+    const reference = new SQL.Database(plain);
+    const picture = (db: Parameters<typeof queryRows>[0]) => queryRows(db, 'SELECT * FROM notes ORDER BY rowid');
+    const expected = picture(reference);
+    reference.close();
+    expect(expected.length).toBe(20);
+    for (const older of [frameV1(plain), gzipSync(plain), plain]) {
       fs.writeFileSync(snapshot, older);
       const b = await openTemp(home);
       expect(b.memory.status().entries).toBe(20);
+      expect(picture(b.store.db)).toEqual(expected);
       expect(b.store.warnings).toEqual([]);
       b.store.close();
     }
@@ -154,10 +177,14 @@ describe('snapshot at rest', () => {
     const flipped = Buffer.from(good);
     const at = 48 + Math.floor((good.length - 48) / 2);
     flipped[at] = (flipped[at] ?? 0) ^ 0xff;
-    for (const [n, damaged] of [flipped, good.subarray(0, good.length - 7)].entries()) {
+    const cases: [Buffer, RegExp][] = [
+      [flipped, /damaged: the compressed file cannot be read \(the checksum does not match \(chunk 0\)/],
+      [good.subarray(0, good.length - 7), /damaged: the compressed file cannot be read \(chunk 0 ends at byte \d+, past the file's \d+/],
+    ];
+    for (const [n, [damaged, message]] of cases.entries()) {
       fs.writeFileSync(snapshot, damaged);
       const b = await openTemp(home);
-      expect(b.store.warnings.join('\n')).toMatch(/damaged: the compressed file cannot be read \(the checksum does not match/);
+      expect(b.store.warnings.join('\n')).toMatch(message);
       expect(fs.readdirSync(home).filter((f) => f.startsWith('store.sqlite.corrupt-'))).toHaveLength(n + 1);
       expect(b.memory.status().entries).toBe(10);
       b.store.close();

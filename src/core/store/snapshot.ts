@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import { promisify } from 'node:util';
-import { brotliCompress, brotliCompressSync, brotliDecompressSync, constants as zlibConstants, gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { CHUNKED_MAGIC, decodeChunked, decodeChunkedSync, encodeChunked, encodeChunkedSync } from './chunkedFrame';
 import { replaceFileDurably } from './durableFile';
 import { StoreCorruptError } from './errors';
 
@@ -9,47 +9,83 @@ const SQLITE_MAGIC = 'SQLite format 3\0';
 /** A gzip member starts with these two bytes; a SQLite file never does (earlier builds wrote gzip). */
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 /**
- * What this build writes: this magic, the database's size (8 bytes), the SHA-256 of the payload
- * (32 bytes), then the database compressed with brotli. Brotli has no checksum of its own, so
- * the hash (over the compressed bytes: a few milliseconds) is what proves the file whole.
+ * Frame version 1 (read, no longer written; this build writes version 2, chunkedFrame.ts): this
+ * magic, the database's size (8 bytes), the SHA-256 of the payload (32 bytes), then the database
+ * compressed with brotli as one stream. Brotli has no checksum of its own, so the hash (over
+ * the compressed bytes) is what proves the file whole.
  */
 const FRAME_MAGIC = Buffer.from('RCLSNAP\x01', 'latin1');
 const FRAME_HEADER = FRAME_MAGIC.length + 8 + 32;
-/**
- * Quality 4 with a 16 MB window. On the bench's 66 MB snapshot: gzip -1 gave 15.5 MB in 513 ms
- * and inflated in 257 ms; this gives 4.6 MB in 471 ms and decompresses in 107 ms. The window is
- * what wins: a store holds the same text in several tables (events, the search index's copy)
- * megabytes apart, which gzip's 32 KB window never sees.
+/*
+ * Version 1, and version 2 written as one chunk, compress with brotli quality 4 and a 16 MB
+ * window (several chunks get 4 MB each, see chunkedFrame.ts). On the bench's 66 MB
+ * snapshot: gzip -1 gave 15.5 MB in 513 ms and inflated in 257 ms; brotli gives 4.6 MB in 471 ms
+ * and decompresses in 107 ms. The window is what wins: a store holds the same text in several
+ * tables (events, the search index's copy) megabytes apart, which gzip's 32 KB window never sees.
  */
-const BROTLI_PARAMS = { [zlibConstants.BROTLI_PARAM_QUALITY]: 4, [zlibConstants.BROTLI_PARAM_LGWIN]: 24 };
 
 /**
- * Reads the checkpoint file — brotli-framed (what this build writes), gzip (earlier builds) or a
- * plain SQLite file (the first builds) — and checks before sql.js sees it that it is whole: the
- * frame's hash, gzip's CRC and length, and the SQLite header's page size and count catch a
- * damaged or truncated file, instead of a half-empty database showing up later.
+ * Reads the checkpoint file — chunked brotli (what this build writes), single-stream brotli,
+ * gzip (earlier builds) or a plain SQLite file (the first builds) — and checks before sql.js
+ * sees it that it is whole: the frame's hashes, gzip's CRC and length, and the SQLite header's
+ * page size and count catch a damaged or truncated file, instead of a half-empty database
+ * showing up later.
  */
 export function readSnapshot(file: string): Uint8Array | undefined {
-  let data: Buffer;
+  const data = readFileIfAny(file);
+  if (!data) return undefined;
+  return checked(file, () => (hasMagic(data, CHUNKED_MAGIC) ? decodeChunkedSync(data) : decodeOlder(data)));
+}
+
+/**
+ * The same, with a chunked file's chunks hashed and decompressed side by side on libuv's thread
+ * pool; this thread is free for other work while it waits (the MCP server builds its tokenizer).
+ */
+export async function readSnapshotAsync(file: string): Promise<Uint8Array | undefined> {
+  const data = readFileIfAny(file);
+  if (!data) return undefined;
+  let database: Buffer;
   try {
-    data = fs.readFileSync(file);
+    database = hasMagic(data, CHUNKED_MAGIC) ? await decodeChunked(data) : decodeOlder(data);
+  } catch (err) {
+    throw damaged(file, err);
+  }
+  return checked(file, () => database);
+}
+
+function readFileIfAny(file: string): Buffer | undefined {
+  try {
+    return fs.readFileSync(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+function decodeOlder(data: Buffer): Buffer {
+  if (hasMagic(data, FRAME_MAGIC)) return unframe(data);
+  if (isGzip(data)) return gunzipSync(data, { chunkSize: gzipOutputChunk(data) });
+  return data;
+}
+
+function damaged(file: string, err: unknown): StoreCorruptError {
+  return new StoreCorruptError(`store snapshot ${file} is damaged: the compressed file cannot be read (${(err as Error).message}; truncated or corrupt)`, file);
+}
+
+function checked(file: string, decode: () => Buffer): Uint8Array {
+  let data: Buffer;
   try {
-    if (isFramed(data)) data = unframe(data);
-    else if (isGzip(data)) data = gunzipSync(data, { chunkSize: gzipOutputChunk(data) });
+    data = decode();
   } catch (err) {
-    throw new StoreCorruptError(`store snapshot ${file} is damaged: the compressed file cannot be read (${(err as Error).message}; truncated or corrupt)`, file);
+    throw damaged(file, err);
   }
   const problem = describeDamage(data);
   if (problem) throw new StoreCorruptError(`store snapshot ${file} is damaged: ${problem}`, file);
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
-function isFramed(data: Buffer): boolean {
-  return data.length >= FRAME_MAGIC.length && data.subarray(0, FRAME_MAGIC.length).equals(FRAME_MAGIC);
+function hasMagic(data: Buffer, magic: Buffer): boolean {
+  return data.length >= magic.length && data.subarray(0, magic.length).equals(magic);
 }
 
 function unframe(data: Buffer): Buffer {
@@ -95,30 +131,16 @@ function describeDamage(data: Buffer): string | undefined {
  * decompressing on each open (both measured above).
  */
 export function writeSnapshot(file: string, data: Uint8Array): void {
-  replaceFileDurably(file, framed(data, brotliCompressSync(data, { params: brotliParams(data) })));
+  replaceFileDurably(file, encodeChunkedSync(data));
 }
-
-const brotliCompressAsync = promisify(brotliCompress);
 
 /**
  * The same file, compressed on libuv's thread pool: at 224 MB the compression takes seconds,
  * which an idle checkpoint must not spend blocking the extension host's event loop.
  */
 export async function writeSnapshotInBackground(file: string, data: Uint8Array, stillWanted: () => boolean): Promise<void> {
-  const payload = await brotliCompressAsync(data, { params: brotliParams(data) });
-  if (stillWanted()) replaceFileDurably(file, framed(data, payload));
-}
-
-function brotliParams(data: Uint8Array) {
-  return { ...BROTLI_PARAMS, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: data.length };
-}
-
-function framed(data: Uint8Array, payload: Buffer): Buffer {
-  const header = Buffer.alloc(FRAME_HEADER);
-  FRAME_MAGIC.copy(header, 0);
-  header.writeBigUInt64LE(BigInt(data.length), FRAME_MAGIC.length);
-  createHash('sha256').update(payload).digest().copy(header, FRAME_MAGIC.length + 8);
-  return Buffer.concat([header, payload]);
+  const frame = await encodeChunked(data);
+  if (stillWanted()) replaceFileDurably(file, frame);
 }
 
 /** Moves a damaged file aside (never deletes it) and returns where it went. */

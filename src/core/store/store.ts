@@ -5,7 +5,8 @@ import { StoreCorruptError } from './errors';
 import { FileLock } from './fileLock';
 import { Journal, type Operation } from './journal';
 import { migrate, readMeta, writeMeta, type StoreModule } from './schema';
-import { readSnapshot, setAside, writeSnapshot, writeSnapshotInBackground } from './snapshot';
+import { adoptDatabase } from './adoptDatabase';
+import { readSnapshotAsync, setAside, writeSnapshot, writeSnapshotInBackground } from './snapshot';
 import { loadSqlJs, type Database } from './sqlite';
 
 export interface StoreOptions {
@@ -65,7 +66,9 @@ export class Store {
   static async open(options: StoreOptions): Promise<Store> {
     const home = path.resolve(options.home);
     fs.mkdirSync(home, { recursive: true });
-    const SQL = await loadSqlJs(options.wasmPath);
+    // The wasm compiles while the snapshot is read and decompressed.
+    const sqlJs = loadSqlJs(options.wasmPath);
+    sqlJs.catch(() => undefined); // awaited (and reported) below, after the snapshot
     const journal = new Journal(path.join(home, FILES.journal));
     const snapshotFile = path.join(home, FILES.snapshot);
     const warnings: string[] = [];
@@ -73,7 +76,7 @@ export class Store {
 
     let bytes: Uint8Array | undefined;
     try {
-      bytes = readSnapshot(snapshotFile);
+      bytes = await readSnapshotAsync(snapshotFile);
     } catch (err) {
       if (!(err instanceof StoreCorruptError)) throw err;
       // The journal holds every operation from the start, so the state can be rebuilt; the
@@ -81,7 +84,8 @@ export class Store {
       const aside = setAside(snapshotFile, now());
       warnings.push(`${err.message}. It was kept at ${aside} and the memory was rebuilt from the journal.`);
     }
-    const db = bytes ? new SQL.Database(bytes) : new SQL.Database();
+    const SQL = await sqlJs;
+    const db = bytes ? adoptDatabase(SQL, bytes) : new SQL.Database();
     tune(db);
     const store = new Store(db, journal, new FileLock(path.join(home, FILES.lock)), options, home);
     store.warnings.push(...warnings);
