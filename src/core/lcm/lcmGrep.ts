@@ -1,11 +1,14 @@
 import { HISTORY_FTS } from '../history/historySchema';
 import { refuse, type Refusal } from '../refusal';
-import { searchFts, snippets, type SearchOutcome, type SearchRequest } from '../search/ftsSearch';
+import { searchFts, snippets } from '../search/ftsSearch';
 import { sortValue, topK, type Ranked, type SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
-import { Conditions, queryRows, type Database, type SqlValue } from '../store/sqlite';
+import { Conditions, queryRows, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
-import { conversationIds, type ConversationScope } from './conversations';
+import type { ConversationScope } from './conversations';
+import { allMessages, ExcludedEvents } from './excludedEvents';
+import { FtsVocabulary, termTest } from './ftsVocabulary';
+import { literalCheck, regexSnippet, type LiteralCheck } from './grepText';
 import { EXCLUDED_SOURCES } from './lcmConfig';
 import { LCM_SUMMARY_FTS } from './lcmSchema';
 import { compilePattern, ftsPrefilter, regexSyntaxIn, type CompiledPattern } from './regexPattern';
@@ -39,6 +42,30 @@ export interface GrepMatch {
 
 type Source = 'message' | 'summary';
 
+interface Candidate {
+  id: number;
+  at: number;
+  text: string;
+  /** A large event's blob: the same content, and so the same outcome, wherever it recurs. */
+  blob?: string | undefined;
+}
+
+/** What the regex found in one text: where its first match is, and how many there are (1 when not counted). */
+type Outcome = { index: number; length: number; count: number } | null;
+
+/**
+ * Blobs are content-addressed, so a large output that recurs (a file read again, a command
+ * re-run) is one blob: within one search it is read, checked and tested once. Decoded texts are
+ * kept up to this many characters; outcomes are small and always kept.
+ */
+const MEMO_CHARS = 32 * 1024 * 1024;
+
+interface BlobMemo {
+  texts: Map<string, string | null>;
+  chars: number;
+  outcomes: Map<string, Outcome>;
+}
+
 interface Hit {
   source: Source;
   ranked: Ranked;
@@ -47,20 +74,24 @@ interface Hit {
 
 /** How regex candidates were narrowed before the regex ran, reported so the cost is visible. */
 export interface ScanStats {
-  prefilter: 'fts' | 'substring' | 'none';
+  prefilter: 'fts' | 'vocabulary' | 'substring' | 'none';
   candidates: number;
   /** Candidates the regex ran on: those that hold the pattern's literals (when a plain search can tell). */
   scanned: number;
   bytesScanned: number;
 }
 
-const SNIPPET_CONTEXT = 80;
 const FETCH_BATCH = 200;
 /** In relevance order a regex match scores by how often it occurs, up to this many. */
 const MAX_COUNTED = 1000;
 
 export class LcmGrep {
-  constructor(private readonly store: Store) {}
+  private readonly excluded: ExcludedEvents;
+  private readonly vocabulary = new FtsVocabulary();
+
+  constructor(private readonly store: Store) {
+    this.excluded = new ExcludedEvents(store);
+  }
 
   grep(req: GrepRequest, scope: ConversationScope) {
     const hits = req.mode === 'full_text' ? this.fullText(req, scope) : this.regex(req, scope);
@@ -82,7 +113,7 @@ export class LcmGrep {
       const r =
         source === 'message'
           ? scope.all
-            ? allMessages(db, common)
+            ? allMessages(db, common, this.excluded.docids())
             : searchFts(db, table, { ...common, filters: { session_id: scope.sessionId } })
           : searchFts(db, table, { ...common, ...(scope.all ? {} : { scope: scope.sessionId }) });
       if (!r.ok) return refuse(r.reason);
@@ -114,13 +145,13 @@ export class LcmGrep {
 
   /**
    * Candidates are narrowed in SQLite — by the FTS index when the pattern's required literal
-   * holds a whole word, else by instr() on the stored text — then read newest first and tested
-   * with the regex. Recency order stops at `limit` matches; relevance and hybrid read them all.
+   * holds a whole word, by the index terms containing it when it lies inside words, else by
+   * instr() on the stored text — then tested with the regex. Recency order reads them newest
+   * first and stops at `limit` matches; relevance and hybrid read them all, in one pass.
    * Events whose full text lives in the blob store are always candidates: the index and the
    * inline text hold only their first part.
    */
   private scan(source: Source, pattern: CompiledPattern, req: GrepRequest, scope: ConversationScope) {
-    const db = this.store.db;
     const msg = source === 'message';
     const at = msg ? 'coalesce(e.created_at, s.updated_at, 0)' : 'coalesce(x.latest_at, x.created_at)';
     const where = new Conditions();
@@ -132,43 +163,37 @@ export class LcmGrep {
     const from = msg ? 'events e JOIN sessions s ON s.id = e.session_id' : 'lcm_summaries x JOIN sessions s ON s.id = x.session_id';
     // Messages bring their blob hash along (the prefilter reads that column anyway), so a large
     // event's text comes straight from its blob without a second visit to its row.
-    const ids = queryRows(db, `SELECT ${msg ? 'e.id' : 'x.n'} AS id, ${at} AS at${msg ? ', e.blob AS blob' : ''} FROM ${from} WHERE ${where.sql} ORDER BY at DESC, id DESC`, where.params);
-    const stats: ScanStats = { prefilter: prefilter?.name ?? 'none', candidates: ids.length, scanned: 0, bytesScanned: 0 };
+    const select = `SELECT ${msg ? 'e.id' : 'x.n'} AS id, ${at} AS at${msg ? ', e.blob AS blob' : ''}`;
+    const stats: ScanStats = { prefilter: prefilter?.name ?? 'none', candidates: 0, scanned: 0, bytesScanned: 0 };
     const hits: Hit[] = [];
     const now = this.store.now;
     const stopEarly = req.sort === 'recency';
     let truncated = false;
     const holds = literalCheck(pattern);
-    outer: for (let i = 0; i < ids.length; i += FETCH_BATCH) {
-      const batch = ids.slice(i, i + FETCH_BATCH);
-      const texts = this.texts(source, batch, holds);
-      for (const row of batch) {
-        const id = Number(row.id);
-        const text = texts.get(id);
-        if (text === undefined) continue; // cannot hold the pattern's literals
-        stats.scanned++;
-        stats.bytesScanned += text.length;
-        const re = pattern.regex;
-        re.lastIndex = 0;
-        const first = re.exec(text);
-        if (!first) continue;
-        if (stopEarly && hits.length >= req.limit) {
-          truncated = true;
-          break outer;
-        }
-        let count = 1;
-        if (!stopEarly) {
-          if (first[0] === '') re.lastIndex++;
-          while (count < MAX_COUNTED && re.exec(text)) count++;
-        }
-        const createdAt = Number(row.at);
-        hits.push({ source, ranked: { docid: id, bm25: count, createdAt, score: sortValue(req.sort, count, createdAt, now) }, snippet: regexSnippet(text, first.index, first[0].length) });
+    const memo: BlobMemo = { texts: new Map(), chars: 0, outcomes: new Map() };
+    const candidates = stopEarly
+      ? this.newestFirst(source, `${select} FROM ${from} WHERE ${where.sql} ORDER BY at DESC, id DESC`, where.params, stats, holds, memo)
+      : this.allInOnePass(`${select}, ${msg ? 'CASE WHEN e.blob IS NULL THEN e.text END' : 'x.content'} AS text FROM ${from} WHERE ${where.sql}`, where.params, stats, holds, memo);
+    for (const { id, at: createdAt, text, blob } of candidates) {
+      stats.scanned++;
+      stats.bytesScanned += text.length;
+      const known = blob === undefined ? undefined : memo.outcomes.get(blob);
+      const outcome = known !== undefined ? known : testText(pattern.regex, text, !stopEarly);
+      if (blob !== undefined) memo.outcomes.set(blob, outcome);
+      if (!outcome) continue;
+      if (stopEarly && hits.length >= req.limit) {
+        truncated = true;
+        break;
       }
+      const { count } = outcome;
+      hits.push({ source, ranked: { docid: id, bm25: count, createdAt, score: sortValue(req.sort, count, createdAt, now) }, snippet: regexSnippet(text, outcome.index, outcome.length) });
     }
+    // A full pass reads in whatever order SQLite found the rows; the hits go on newest first, as a recency scan lists them.
+    if (!stopEarly) hits.sort((a, b) => b.ranked.createdAt - a.ranked.createdAt || b.ranked.docid - a.ranked.docid);
     return { hits, truncated, stats };
   }
 
-  private prefilter(source: Source, pattern: CompiledPattern): { sql: string; params: SqlValue[]; name: 'fts' | 'substring' } | undefined {
+  private prefilter(source: Source, pattern: CompiledPattern): { sql: string; params: SqlValue[]; name: ScanStats['prefilter'] } | undefined {
     if (!pattern.literals.length) return undefined;
     const msg = source === 'message';
     const match = pattern.literals.map(ftsPrefilter).filter((m): m is string => !!m).join(' ');
@@ -180,6 +205,8 @@ export class LcmGrep {
       const large = msg ? ' UNION ALL SELECT id FROM events WHERE blob IS NOT NULL' : '';
       return { sql: `${msg ? 'e.id' : 'x.n'} IN (SELECT docid FROM ${table} WHERE ${table} MATCH ?${large})`, params: [match], name: 'fts' };
     }
+    const vocabulary = this.vocabularyPrefilter(source, pattern);
+    if (vocabulary) return vocabulary;
     const column = msg ? 'e.text' : 'x.content';
     const literal = pattern.literals[0] as string;
     if (!pattern.caseInsensitive) return { sql: `(instr(${column}, ?) > 0${spill})`, params: [literal], name: 'substring' };
@@ -190,8 +217,79 @@ export class LcmGrep {
     return undefined;
   }
 
+  /**
+   * For a literal inside words (no whole word for the phrase above): the rows holding an index
+   * term that contains it, found through the index's vocabulary, instead of a scan of every text.
+   */
+  private vocabularyPrefilter(source: Source, pattern: CompiledPattern): { sql: string; params: SqlValue[]; name: 'vocabulary' } | undefined {
+    const foldsBeyondAscii = pattern.caseInsensitive && pattern.regex.flags.includes('u');
+    const test = pattern.literals.map((l) => termTest(l, foldsBeyondAscii)).find((t) => t !== undefined);
+    if (!test) return undefined;
+    const msg = source === 'message';
+    const table = msg ? HISTORY_FTS : LCM_SUMMARY_FTS;
+    const match = this.vocabulary.matchingTerms(this.store.db, table, test);
+    if (match === undefined) return undefined;
+    const large = msg ? 'SELECT id FROM events WHERE blob IS NOT NULL' : '';
+    const indexed = match ? `SELECT docid FROM ${table} WHERE ${table} MATCH ?` : '';
+    const ids = [indexed, large].filter(Boolean).join(' UNION ALL ');
+    return { sql: ids ? `${msg ? 'e.id' : 'x.n'} IN (${ids})` : '0', params: match ? [match] : [], name: 'vocabulary' };
+  }
+
+  /** Candidates newest first, their texts read a batch at a time: recency stops at `limit` matches, so only what it needs is read. */
+  private *newestFirst(source: Source, sql: string, params: SqlValue[], stats: ScanStats, holds: LiteralCheck | undefined, memo: BlobMemo): Generator<Candidate> {
+    const db = this.store.db;
+    const ids = queryRows(db, sql, params);
+    stats.candidates = ids.length;
+    for (let i = 0; i < ids.length; i += FETCH_BATCH) {
+      const batch = ids.slice(i, i + FETCH_BATCH);
+      const texts = this.texts(source, batch, holds, memo);
+      for (const row of batch) {
+        const text = texts.get(Number(row.id));
+        if (text !== undefined) yield { id: Number(row.id), at: Number(row.at), text, blob: typeof row.blob === 'string' ? row.blob : undefined }; // else it cannot hold the pattern's literals
+      }
+    }
+  }
+
+  /**
+   * Every candidate with its text in one statement, in the order SQLite finds them: a full pass
+   * needs no order, and reading the text beside the id saves visiting every row a second time.
+   */
+  private *allInOnePass(sql: string, params: SqlValue[], stats: ScanStats, holds: LiteralCheck | undefined, memo: BlobMemo): Generator<Candidate> {
+    const stmt = this.store.db.prepare(sql);
+    try {
+      stmt.bind(params);
+      while (stmt.step()) {
+        stats.candidates++;
+        const r = stmt.getAsObject();
+        const blob = typeof r.blob === 'string' ? r.blob : undefined;
+        const text = blob !== undefined ? this.blobText(blob, holds, memo) : String(r.text ?? '');
+        if (text === undefined || (blob === undefined && holds && !holds.text(text))) continue;
+        yield { id: Number(r.id), at: Number(r.at), text, blob };
+      }
+    } finally {
+      stmt.free();
+    }
+  }
+
+  /**
+   * A large event's whole text, or undefined when it lacks the pattern's literals: their UTF-8
+   * bytes are searched in the raw blob, since most large tool outputs lack them, and then
+   * neither the decoding nor the regex runs.
+   */
+  private blobText(hash: string, holds: LiteralCheck | undefined, memo: BlobMemo): string | undefined {
+    const known = memo.texts.get(hash);
+    if (known !== undefined) return known ?? undefined;
+    const bytes = this.store.blobs.get(hash);
+    const text = holds && bytes && !holds.bytes(bytes) ? null : (bytes?.toString('utf8') ?? '');
+    if (text === null || memo.chars + text.length <= MEMO_CHARS) {
+      memo.texts.set(hash, text);
+      memo.chars += text?.length ?? 0;
+    }
+    return text ?? undefined;
+  }
+
   /** Candidate texts by id; with `holds`, a text without the pattern's literals is left out before it is decoded or tested. */
-  private texts(source: Source, rows: readonly Record<string, SqlValue>[], holds?: LiteralCheck): Map<number, string> {
+  private texts(source: Source, rows: readonly Record<string, SqlValue>[], holds: LiteralCheck | undefined, memo: BlobMemo): Map<number, string> {
     const db = this.store.db;
     const out = new Map<number, string>();
     if (source === 'summary') {
@@ -205,14 +303,11 @@ export class LcmGrep {
     // The inline head of a large event is not read at all: its whole text comes from the blob.
     const inline: number[] = [];
     for (const r of rows) {
-      if (typeof r.blob !== 'string') {
-        inline.push(Number(r.id));
-        continue;
+      if (typeof r.blob !== 'string') inline.push(Number(r.id));
+      else {
+        const text = this.blobText(r.blob, holds, memo);
+        if (text !== undefined) out.set(Number(r.id), text);
       }
-      const bytes = this.store.blobs.get(r.blob);
-      // The literal's UTF-8 bytes are searched in the raw blob: most large tool outputs lack it,
-      // and then neither the decoding nor the regex runs.
-      if (!holds || !bytes || holds.bytes(bytes)) out.set(Number(r.id), bytes?.toString('utf8') ?? '');
     }
     if (!inline.length) return out;
     for (const r of queryRows(db, `SELECT id, text FROM events WHERE id IN (${inline.map(() => '?').join(',')})`, inline)) {
@@ -222,98 +317,50 @@ export class LcmGrep {
     return out;
   }
 
+  /**
+   * The shown fields of the hits. A statement costs about as much to compile as to run on 50
+   * rows, and a short search's whole budget is a few of them: so one statement per source, each
+   * bringing its conversation number along, and none for a source without hits.
+   */
   private present(hits: Hit[]): GrepMatch[] {
     const db = this.store.db;
     const msgIds = hits.filter((h) => h.source === 'message').map((h) => h.ranked.docid);
     const sumIds = hits.filter((h) => h.source === 'summary').map((h) => h.ranked.docid);
-    const inList = (ids: number[]) => ids.map(() => '?').join(',') || 'NULL';
-    const messages = new Map(queryRows(db, `SELECT e.id, e.session_id, e.kind, e.tool_name, src.summary_id FROM events e LEFT JOIN lcm_summary_sources src ON src.event_id = e.id WHERE e.id IN (${inList(msgIds)})`, msgIds).map((r) => [Number(r.id), r]));
-    const summaries = new Map(queryRows(db, `SELECT n, id, session_id, depth, kind FROM lcm_summaries WHERE n IN (${inList(sumIds)})`, sumIds).map((r) => [Number(r.n), r]));
-    const convs = conversationIds(db, [...messages.values(), ...summaries.values()].map((r) => String(r.session_id)));
+    const rowsOf = (ids: number[], sql: (list: string) => string) => (ids.length ? queryRows(db, sql(ids.map(() => '?').join(',')), ids) : []);
+    // LEFT JOIN sessions: a hit whose session row were missing is still shown, as conversation 0.
+    const messages = new Map(rowsOf(msgIds, (list) => `SELECT e.id, c.rowid AS conv, e.kind, e.tool_name, src.summary_id FROM events e LEFT JOIN sessions c ON c.id = e.session_id LEFT JOIN lcm_summary_sources src ON src.event_id = e.id WHERE e.id IN (${list})`).map((r) => [Number(r.id), r]));
+    const summaries = new Map(rowsOf(sumIds, (list) => `SELECT x.n, x.id, c.rowid AS conv, x.depth, x.kind FROM lcm_summaries x LEFT JOIN sessions c ON c.id = x.session_id WHERE x.n IN (${list})`).map((r) => [Number(r.n), r]));
+    const conv = (r: Record<string, SqlValue>) => (r.conv === null || r.conv === undefined ? 0 : Number(r.conv));
     return hits.flatMap((h): GrepMatch[] => {
       const createdAt = iso(h.ranked.createdAt);
       if (h.source === 'message') {
         const r = messages.get(h.ranked.docid);
         if (!r) return [];
         const role = String(r.kind);
-        return [{ id: h.ranked.docid, type: 'message', snippet: h.snippet ?? '', conversationId: convs.get(String(r.session_id)) ?? 0, createdAt, role, toolName: r.tool_name === null ? null : String(r.tool_name), coveredBy: r.summary_id === null ? null : String(r.summary_id) }];
+        return [{ id: h.ranked.docid, type: 'message', snippet: h.snippet ?? '', conversationId: conv(r), createdAt, role, toolName: r.tool_name === null ? null : String(r.tool_name), coveredBy: r.summary_id === null ? null : String(r.summary_id) }];
       }
       const r = summaries.get(h.ranked.docid);
       if (!r) return [];
       const id = String(r.id);
-      return [{ id, type: 'summary', snippet: h.snippet ?? '', conversationId: convs.get(String(r.session_id)) ?? 0, createdAt, depth: Number(r.depth), kind: String(r.kind), summaryId: id }];
+      return [{ id, type: 'summary', snippet: h.snippet ?? '', conversationId: conv(r), createdAt, depth: Number(r.depth), kind: String(r.kind), summaryId: id }];
     });
   }
 }
 
-/** Past this many excluded rows the scope filter runs instead (collecting their ids costs more than it saves). */
-const EXCLUDED_MAX = 2_000;
 
-/**
- * Full-text search of every conversation's messages, leaving out the excluded sources (Recollect's
- * own tool-call log). A filter on the scope column makes the scorer read every match's row, which
- * on a common word costs more than the search itself. The excluded rows are few, so their ids are
- * collected and the scorer drops them after scoring: scores do not depend on the filter (the
- * corpus statistics are the whole table's either way), so the result is exactly the filtered
- * search's, in one pass. That log holds the very words agents searched for, so over-fetching
- * and dropping afterwards would often need a second and third pass.
- */
-function allMessages(db: Database, req: Omit<SearchRequest, 'filters' | 'excludeScopes'>): SearchOutcome {
-  // Event ids are the index's docids; they come from the sessions' index entries, not from the rows.
-  const ids = queryRows(
-    db,
-    `SELECT e.id FROM events e JOIN sessions s ON s.id = e.session_id WHERE s.source IN (${EXCLUDED_SOURCES.map(() => '?').join(',')}) LIMIT ?`,
-    [...EXCLUDED_SOURCES, EXCLUDED_MAX + 1],
-  );
-  if (ids.length > EXCLUDED_MAX) return searchFts(db, HISTORY_FTS, { ...req, excludeScopes: EXCLUDED_SOURCES });
-  return searchFts(db, HISTORY_FTS, ids.length ? { ...req, excludeDocids: new Set(ids.map((r) => Number(r.id))) } : req);
-}
-
-interface LiteralCheck {
-  text(text: string): boolean;
-  bytes(bytes: Buffer): boolean;
-}
-
-/**
- * Whether a text holds every literal a match must contain, or undefined when plain search
- * cannot tell. An indexOf is far cheaper than the regex on long texts that lack them, and on a
- * large event's raw bytes it also saves decoding them.
- */
-function literalCheck(pattern: CompiledPattern): LiteralCheck | undefined {
-  const literals = pattern.literals;
-  if (!literals.length) return undefined;
-  if (pattern.caseInsensitive) {
-    // Without the u flag, /i folds an ASCII letter only with ASCII letters, so lower-cased text
-    // keeps every match; read as latin1, UTF-8 bytes keep their ASCII bytes where they were and
-    // no other byte lower-cases to ASCII. With u, /i also folds ſ and K into s and k: no check.
-    if (pattern.regex.flags.includes('u') || !literals.every((l) => /^[\x00-\x7f]+$/.test(l))) return undefined;
-    const lower = literals.map((l) => l.toLowerCase());
-    const holds = (t: string) => {
-      const folded = t.toLowerCase();
-      return lower.every((l) => folded.includes(l));
-    };
-    return { text: holds, bytes: (bytes) => holds(bytes.toString('latin1')) };
+/** The regex's first match in `text` and, when `counting`, how many matches it holds (up to MAX_COUNTED). */
+function testText(re: RegExp, text: string, counting: boolean): Outcome {
+  re.lastIndex = 0;
+  const first = re.exec(text);
+  if (!first) return null;
+  let count = 1;
+  if (counting) {
+    if (first[0] === '') re.lastIndex++;
+    while (count < MAX_COUNTED && re.exec(text)) count++;
   }
-  const encoded = literals.map((l) => Buffer.from(l, 'utf8'));
-  // A lone surrogate or U+FFFD has no exact byte form: decoding can produce U+FFFD from bytes
-  // that never held it, so such literals are looked for in the decoded text only.
-  const byBytes = encoded.every((b, i) => b.toString('utf8') === literals[i] && !literals[i]?.includes('\uFFFD'));
-  return {
-    text: (text) => literals.every((l) => text.includes(l)),
-    bytes: (bytes) => !byBytes || encoded.every((l) => bytes.includes(l)),
-  };
+  return { index: first.index, length: first[0].length, count };
 }
 
 function sources(scope: GrepScope): Source[] {
   return scope === 'messages' ? ['message'] : scope === 'summaries' ? ['summary'] : ['message', 'summary'];
-}
-
-/** The match in [brackets] with some context either side, on one line. */
-export function regexSnippet(text: string, index: number, length: number): string {
-  const start = Math.max(0, index - SNIPPET_CONTEXT);
-  const end = Math.min(text.length, index + length + SNIPPET_CONTEXT);
-  const flat = (s: string) => s.replace(/\s+/g, ' ');
-  const match = text.slice(index, index + length);
-  const shown = match.length > 200 ? `${match.slice(0, 200)}…` : match;
-  return `${start > 0 ? '…' : ''}${flat(text.slice(start, index))}[${flat(shown)}]${flat(text.slice(index + length, end))}${end < text.length ? '…' : ''}`;
 }

@@ -1,10 +1,10 @@
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
-import { EXCLUDED_SOURCES } from '../../../src/core/lcm/lcmConfig';
 import type { Services } from '../../../src/core/services';
 import { queryRows } from '../../../src/core/store/sqlite';
 import { countTokens } from '../../../src/core/text/tokens';
 import { invokeTool } from '../../../src/core/tools/invoke';
 import { findTool } from '../../../src/core/tools/registry';
+import { bruteForce, bruteRanked } from './grepReference';
 import { deepestSession, importedFixtures } from './lcmFixture';
 
 type Result = Record<string, unknown> & { ok: boolean; reason?: string };
@@ -22,38 +22,37 @@ const grep = async (input: object, client?: string): Promise<Result & { matches:
   return { ...r, matches: (r.matches ?? []) as Match[] };
 };
 
-/** Every message or summary the regex matches, found the slow way: each full text read and tested. */
-function bruteForce(pattern: RegExp, what: 'messages' | 'summaries'): Set<number | string> {
-  const found = new Set<number | string>();
-  const excluded = EXCLUDED_SOURCES.map(() => '?').join(',');
-  if (what === 'messages') {
-    for (const r of queryRows(s.store.db, `SELECT e.id, e.text, e.blob FROM events e JOIN sessions x ON x.id = e.session_id WHERE x.source NOT IN (${excluded})`, [...EXCLUDED_SOURCES])) {
-      const text = typeof r.blob === 'string' ? s.store.blobs.get(r.blob)!.toString('utf8') : String(r.text);
-      if (new RegExp(pattern.source, pattern.flags).test(text)) found.add(Number(r.id));
-    }
-  } else {
-    for (const r of queryRows(s.store.db, 'SELECT id, content FROM lcm_summaries')) if (new RegExp(pattern.source, pattern.flags).test(String(r.content))) found.add(String(r.id));
-  }
-  return found;
-}
-
 describe('lcm_grep', () => {
   it('regex mode finds exactly what a scan of every full text finds, whichever prefilter narrowed it', async () => {
     const cases: [string, RegExp, string][] = [
-      ['lmstudio', /lmstudio/, 'substring'],
-      ['npm (run|test)', /npm (run|test)/, 'substring'],
+      ['lmstudio', /lmstudio/, 'vocabulary'],
+      ['npm (run|test)', /npm (run|test)/, 'vocabulary'],
       ['npm run dev', /npm run dev/, 'fts'],
       ['запис[а-я]+', /запис[а-я]+/, 'substring'],
       ['chatbot-ui', /chatbot-ui/, 'fts'],
-      ['/OLLAMA/i', /OLLAMA/i, 'substring'],
+      ['/OLLAMA/i', /OLLAMA/i, 'vocabulary'],
       ['update_entry_fields', /update_entry_fields/, 'fts'],
-      ['\\bfunction \\w+\\(', /\bfunction \w+\(/, 'substring'],
+      ['\\bfunction \\w+\\(', /\bfunction \w+\(/, 'vocabulary'],
       ['"documentId":"1[0-9]"', /"documentId":"1[0-9]"/, 'fts'],
       ['\\d{4}-\\d{2}-\\d{2}', /\d{4}-\d{2}-\d{2}/, 'substring'],
-      ['[Ee]rr(or)?:', /[Ee]rr(or)?:/, 'substring'],
+      ['[Ee]rr(or)?:', /[Ee]rr(or)?:/, 'vocabulary'],
       ['\\s{3}', /\s{3}/, 'none'],
-      // A literal in the middle of words: no whole word to look up, so a substring scan.
-      ['ocalhos', /ocalhos/, 'substring'],
+      // A literal in the middle of words: no whole word to look up, so the index terms that
+      // contain it (or, across punctuation, end or begin with its letters) are looked up.
+      ['ocalhos', /ocalhos/, 'vocabulary'],
+      ['rocessedEntr', /rocessedEntr/, 'vocabulary'],
+      ['/processedentries/i', /processedentries/i, 'vocabulary'],
+      ['/ENTRIESCOUNT/i', /ENTRIESCOUNT/i, 'vocabulary'],
+      ['tatus', /tatus/, 'vocabulary'],
+      ['ocalhost:', /ocalhost:/, 'vocabulary'],
+      ['rror: ', /rror: /, 'vocabulary'],
+      ['\\.json', /\.json/, 'fts'],
+      ['json"', /json"/, 'vocabulary'],
+      [':123', /:123/, 'vocabulary'],
+      // A fragment in too many rows (numbers starting with 1): the index would return most of them, so a scan.
+      [':1[0-9]', /:1[0-9]/, 'substring'],
+      // With u and i together ſ matches s and K matches k, which the index does not fold alike: a scan.
+      ['/ollama/iu', /ollama/iu, 'none'],
       // A literal across punctuation: its inner words as one FTS phrase.
       ['localhost:1234/v1', /localhost:1234\/v1/, 'fts'],
       ['README\\.md', /README\.md/, 'fts'],
@@ -64,7 +63,7 @@ describe('lcm_grep', () => {
       // Literals that large events hold past the part the index and the inline text keep: their
       // blobs are candidates whatever the prefilter says, searched as raw bytes first.
       ['createdMessages\\[0\\]\\.id', /createdMessages\[0\]\.id/, 'fts'],
-      ['ntriesCoun', /ntriesCoun/, 'substring'],
+      ['ntriesCoun', /ntriesCoun/, 'vocabulary'],
       ['/"UNPROCESSEDENTRIESCOUNT": [0-9]/i', /"UNPROCESSEDENTRIESCOUNT": [0-9]/i, 'fts'],
     ];
     const sizes: string[] = [];
@@ -72,11 +71,14 @@ describe('lcm_grep', () => {
       for (const scope of ['messages', 'summaries'] as const) {
         const r = await grep({ pattern, scope, allConversations: true, limit: 200 });
         expect(r.ok, `${pattern}: ${r.reason}`).toBe(true);
-        const expected = bruteForce(re, scope);
+        const expected = bruteForce(s, re, scope);
         sizes.push(`${pattern} ${scope}: ${expected.size}`);
         if (expected.size <= 200) expect(new Set(r.matches.map((m) => m.id)), `${pattern} in ${scope}`).toEqual(expected);
         else expect(r.truncated).toBe(true);
         if (scope === 'messages') expect((r.scan as Record<string, { prefilter: string }>).messages!.prefilter, pattern).toBe(prefilter);
+        // Relevance reads every candidate in one pass: the same matches, ranked by how often they match.
+        const ranked = await grep({ pattern, scope, allConversations: true, limit: 200, sort: 'relevance' });
+        expect(ranked.matches.map((m) => m.id), `${pattern} in ${scope} by relevance`).toEqual(bruteRanked(s, re, scope).slice(0, 200));
       }
     }
     // The comparison means something only where there is something to find.

@@ -1,0 +1,49 @@
+import type { CompiledPattern } from './regexPattern';
+
+/** What lcm_grep's regex scan does with a candidate's text besides the regex itself: cheap literal checks first, the excerpt after. */
+
+const SNIPPET_CONTEXT = 80;
+
+export interface LiteralCheck {
+  text(text: string): boolean;
+  bytes(bytes: Buffer): boolean;
+}
+
+/**
+ * Whether a text holds every literal a match must contain, or undefined when plain search
+ * cannot tell. An indexOf is far cheaper than the regex on long texts that lack them, and on a
+ * large event's raw bytes it also saves decoding them.
+ */
+export function literalCheck(pattern: CompiledPattern): LiteralCheck | undefined {
+  const literals = pattern.literals;
+  if (!literals.length) return undefined;
+  if (pattern.caseInsensitive) {
+    // Without the u flag, /i folds an ASCII letter only with ASCII letters, so each literal,
+    // searched with the same flag, is found wherever a match holds it; read as latin1, UTF-8
+    // bytes keep their ASCII bytes where they were and no other byte folds to ASCII. A regex of
+    // the literal alone skips the copy lower-casing the whole text would make. With u, /i also
+    // folds ſ and K into s and k: no check.
+    if (pattern.regex.flags.includes('u') || !literals.every((l) => /^[\x00-\x7f]+$/.test(l))) return undefined;
+    const res = literals.map((l) => new RegExp(l.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'i'));
+    const holds = (t: string) => res.every((re) => re.test(t));
+    return { text: holds, bytes: (bytes) => holds(bytes.toString('latin1')) };
+  }
+  const encoded = literals.map((l) => Buffer.from(l, 'utf8'));
+  // A lone surrogate or U+FFFD has no exact byte form: decoding can produce U+FFFD from bytes
+  // that never held it, so such literals are looked for in the decoded text only.
+  const byBytes = encoded.every((b, i) => b.toString('utf8') === literals[i] && !literals[i]?.includes('\uFFFD'));
+  return {
+    text: (text) => literals.every((l) => text.includes(l)),
+    bytes: (bytes) => !byBytes || encoded.every((l) => bytes.includes(l)),
+  };
+}
+
+/** The match in [brackets] with some context either side, on one line. */
+export function regexSnippet(text: string, index: number, length: number): string {
+  const start = Math.max(0, index - SNIPPET_CONTEXT);
+  const end = Math.min(text.length, index + length + SNIPPET_CONTEXT);
+  const flat = (s: string) => s.replace(/\s+/g, ' ');
+  const match = text.slice(index, index + length);
+  const shown = match.length > 200 ? `${match.slice(0, 200)}…` : match;
+  return `${start > 0 ? '…' : ''}${flat(text.slice(start, index))}[${flat(shown)}]${flat(text.slice(index + length, end))}${end < text.length ? '…' : ''}`;
+}

@@ -1,0 +1,40 @@
+import { EXCLUDED_SOURCES } from '../../../src/core/lcm/lcmConfig';
+import type { Services } from '../../../src/core/services';
+import { queryRows } from '../../../src/core/store/sqlite';
+
+/** lcm_grep's regex answers found the slow way, every full text read and tested: what the tool must equal. */
+
+/** Every message or summary the regex matches, found the slow way: each full text read and tested. */
+export function bruteForce(s: Services, pattern: RegExp, what: 'messages' | 'summaries'): Set<number | string> {
+  const found = new Set<number | string>();
+  const excluded = EXCLUDED_SOURCES.map(() => '?').join(',');
+  if (what === 'messages') {
+    for (const r of queryRows(s.store.db, `SELECT e.id, e.text, e.blob FROM events e JOIN sessions x ON x.id = e.session_id WHERE x.source NOT IN (${excluded})`, [...EXCLUDED_SOURCES])) {
+      const text = typeof r.blob === 'string' ? s.store.blobs.get(r.blob)!.toString('utf8') : String(r.text);
+      if (new RegExp(pattern.source, pattern.flags).test(text)) found.add(Number(r.id));
+    }
+  } else {
+    for (const r of queryRows(s.store.db, 'SELECT id, content FROM lcm_summaries')) if (new RegExp(pattern.source, pattern.flags).test(String(r.content))) found.add(String(r.id));
+  }
+  return found;
+}
+
+/**
+ * The same search in relevance order, the slow way: every match counted (up to 1,000 per text,
+ * as the tool caps them), most first, then newest, then the higher id.
+ */
+export function bruteRanked(s: Services, pattern: RegExp, what: 'messages' | 'summaries'): (number | string)[] {
+  const excluded = EXCLUDED_SOURCES.map(() => '?').join(',');
+  const rows = what === 'messages'
+    ? queryRows(s.store.db, `SELECT e.id AS id, e.id AS n, coalesce(e.created_at, x.updated_at, 0) AS at, e.text, e.blob FROM events e JOIN sessions x ON x.id = e.session_id WHERE x.source NOT IN (${excluded})`, [...EXCLUDED_SOURCES])
+    : queryRows(s.store.db, 'SELECT id, n, coalesce(latest_at, created_at) AS at, content AS text FROM lcm_summaries');
+  const global = new RegExp(pattern.source, `${pattern.flags}g`);
+  return rows
+    .map((r) => {
+      const text = typeof r.blob === 'string' ? s.store.blobs.get(r.blob)!.toString('utf8') : String(r.text);
+      return { id: what === 'messages' ? Number(r.id) : String(r.id), n: Number(r.n), at: Number(r.at), count: Math.min(1000, text.match(global)?.length ?? 0) };
+    })
+    .filter((r) => r.count > 0)
+    .sort((a, b) => b.count - a.count || b.at - a.at || b.n - a.n)
+    .map((r) => r.id);
+}
