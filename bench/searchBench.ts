@@ -4,9 +4,9 @@ import { spawnSync } from 'node:child_process';
 import BetterSqlite3, { type Database as NativeDatabase } from 'better-sqlite3';
 import type { Services } from '../src/core/services';
 import { MEMORY_FTS } from '../src/core/memory/memorySchema';
-import { searchFts, snippets } from '../src/core/search/ftsSearch';
+import { excerptsOf, searchFts, snippets } from '../src/core/search/ftsSearch';
+import { chunkRefs } from '../src/core/memory/recall/chunkRefs';
 import { queryRows } from '../src/core/store/sqlite';
-import { countTokens } from '../src/core/text/tokens';
 import { parseMatchQuery } from '../src/core/search/matchQuery';
 import { QUERY_CLASSES, type BenchQuery } from './corpus';
 import { referenceSearchFts } from './referenceScorer';
@@ -84,7 +84,7 @@ interface PerQuery {
   /** The same, judged by FTS5's own scores: a different document with an equal score is a tie, not a difference. */
   overlapTies: number;
   orderTies: number;
-  parts: { snippets: number[]; refs: number[]; tokens: number[] };
+  parts: { rows: number[]; excerpts: number[]; chunks: number[]; index: number[] };
   maxRelDiff: number;
 }
 
@@ -116,7 +116,7 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
   const per: PerQuery[] = queries.map((q) => {
     const parsed = parseMatchQuery(q.text);
     if (!parsed) throw new Error(`bench query "${q.text}" does not parse`);
-    return { q, match: parsed.match, total: 0, fts5Total: Number(countStmt.get(fts5Query(parsed.match))), service: [], scorer: [], before: [], fts5Full: [], fts5Rank: [], rg: [], overlap: 0, orderSame: 0, overlapTies: 0, orderTies: 0, parts: { snippets: [], refs: [], tokens: [] }, maxRelDiff: 0 };
+    return { q, match: parsed.match, total: 0, fts5Total: Number(countStmt.get(fts5Query(parsed.match))), service: [], scorer: [], before: [], fts5Full: [], fts5Rank: [], rg: [], overlap: 0, orderSame: 0, overlapTies: 0, orderTies: 0, parts: { rows: [], excerpts: [], chunks: [], index: [] }, maxRelDiff: 0 };
   });
 
   // Correctness first: same matches, same top 20, same scores (within float noise).
@@ -214,22 +214,24 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
     }
     if (round >= 0 && (round + 1) % 3 === 0) progress(`search: round ${round + 1}/${rounds}`);
   }
-  // Where search_text's time goes: each step it takes after the scorer, timed on its own.
+  // Where search_text's time goes: each step it takes, as it takes them, timed on its own.
   for (let round = 0; round < 3; round++) {
     for (const p of per) {
-      const svc = services.memory.searchText({ query: p.q.text, top_k: 20, sort: 'relevance' });
-      if (!svc.ok) continue;
-      const ids = searchFts(db(), MEMORY_FTS, { query: p.q.text, limit: 20, sort: 'relevance', now });
-      const docids = ids.ok ? ids.hits.map((h) => h.docid) : [];
       let t = nowMs();
-      snippets(db(), MEMORY_FTS, p.match, docids);
-      p.parts.snippets.push(nowMs() - t);
+      const found = searchFts(db(), MEMORY_FTS, { query: p.q.text, limit: 20, sort: 'relevance', now, columns: ['body', 'ref', 'scope'] });
+      p.parts.rows.push(nowMs() - t);
+      if (!found.ok) continue;
+      const docids = found.hits.map((h) => h.docid);
+      const texts = new Map(docids.map((d) => [d, String(found.rows?.get(d)?.body ?? '')]));
       t = nowMs();
-      queryRows(db(), `SELECT docid, ref, scope, body FROM ${MEMORY_FTS} WHERE docid IN (${docids.map(() => '?').join(',') || 'NULL'})`, docids);
-      p.parts.refs.push(nowMs() - t);
+      excerptsOf(db(), MEMORY_FTS, found.match, texts, 16, found.total);
+      p.parts.excerpts.push(nowMs() - t);
       t = nowMs();
-      countTokens(JSON.stringify(svc.hits));
-      p.parts.tokens.push(nowMs() - t);
+      chunkRefs(db(), docids);
+      p.parts.chunks.push(nowMs() - t);
+      t = nowMs();
+      services.memory.vault.index();
+      p.parts.index.push(nowMs() - t);
     }
   }
   if (base.rg) {
@@ -262,7 +264,7 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
 function printSearch(per: PerQuery[], base: Baselines, rounds: number, summary: SearchSummary): void {
   heading(`3. search_text over ${base.rows.toLocaleString('en-US')} rows (sql.js FTS4 + JS BM25) vs better-sqlite3 FTS5`);
   note(`p50 of ${rounds} interleaved runs per query after one warm-up; sort=relevance, top_k=20; all warm, in-process.`);
-  note('ours  = MemoryService.searchText (scorer + snippets + refs/body + token count), the real tool path');
+  note('ours  = MemoryService.searchText (scorer reading the shown rows + excerpts + note chunks + vault staleness), the real tool path');
   note('score = searchFts alone (one matchinfo pass + JS BM25 + top-k); before = the first scorer (bench/referenceScorer.ts)');
   note('fts5  = SELECT rowid, bm25, snippet, body, ref, scope … ORDER BY rank LIMIT 20 (one native statement)');
   note('fts5r = SELECT rowid, bm25(t) … ORDER BY rank LIMIT 20 (rank only)');
@@ -306,16 +308,16 @@ function printSearch(per: PerQuery[], base: Baselines, rounds: number, summary: 
     }),
   );
   console.log('');
-  note('where search_text goes, p50 per class: the scorer, then the steps MemoryService.searchText adds, each timed alone (snippets() reads the text by docid and builds the excerpt in JS)');
+  note('where search_text goes, p50 per class: searchFts alone, then each step of MemoryService.searchText timed alone (+rows = searchFts reading body/ref/scope of the shown hits)');
   table(
-    ['class', 'search_text', 'searchFts', 'snippets()', 'refs+body', 'countTokens', 'rest', 'fts5'],
+    ['class', 'search_text', 'searchFts', '+rows', 'excerpts', 'chunkRefs', 'vault index', 'rest', 'fts5'],
     QUERY_CLASSES.map((cls) => {
       const ps = per.filter((p) => p.q.cls === cls);
       const v = (f: (p: PerQuery) => number[]) => median(ps.flatMap(f));
       const m = (f: (p: PerQuery) => number[]) => ms(v(f));
-      // What is left of the service's p50 (JSON, the vault index check, …), by difference of medians.
-      const rest = v((p) => p.service) - v((p) => p.scorer) - v((p) => p.parts.snippets) - v((p) => p.parts.refs) - v((p) => p.parts.tokens);
-      return [cls, m((p) => p.service), m((p) => p.scorer), m((p) => p.parts.snippets), m((p) => p.parts.refs), m((p) => p.parts.tokens), `≈${ms(Math.max(0, rest))}`, m((p) => p.fts5Full)];
+      // What is left of the service's p50 (building the hits, garbage collection), by difference of medians.
+      const rest = v((p) => p.service) - v((p) => p.parts.rows) - v((p) => p.parts.excerpts) - v((p) => p.parts.chunks) - v((p) => p.parts.index);
+      return [cls, m((p) => p.service), m((p) => p.scorer), m((p) => p.parts.rows), m((p) => p.parts.excerpts), m((p) => p.parts.chunks), m((p) => p.parts.index), `≈${ms(Math.max(0, rest))}`, m((p) => p.fts5Full)];
     }),
   );
   const pool = (k: 'service' | 'scorer' | 'fts5Full' | 'fts5Rank' | 'rg') => per.flatMap((p) => p[k]);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_FTS } from '../../src/core/history/historySchema';
 import { parseMatchQuery } from '../../src/core/search/matchQuery';
-import { createFtsTableSql, snippets } from '../../src/core/search/ftsSearch';
+import { createFtsTableSql, excerptsOf, snippets } from '../../src/core/search/ftsSearch';
+import { sqliteIsCheaper } from '../../src/core/search/excerpts';
 import { foldToken, snippetOf, phrasesOfMatch } from '../../src/core/search/snippet';
 import type { Services } from '../../src/core/services';
 import { loadSqlJs, queryRows } from '../../src/core/store/sqlite';
@@ -57,8 +58,9 @@ describe('excerpts computed in JavaScript', () => {
         for (const tokens of [16, 24, 7]) {
           const expected = sqliteSnippets(match, tokens);
           const ours = snippets(s.store.db, HISTORY_FTS, match, [...expected.keys()], tokens);
-          // Told there are few matches, it keeps SQLite's own pass: both ways give the same excerpts.
-          const hinted = snippets(s.store.db, HISTORY_FTS, match, [...expected.keys()], tokens, 0);
+          // From texts already read (search_text's one read per shown row), told the match count.
+          const texts = new Map(queryRows(s.store.db, `SELECT docid, body FROM ${HISTORY_FTS} WHERE docid IN (${[...expected.keys()].join(',') || 'NULL'})`).map((r) => [Number(r.docid), String(r.body ?? '')]));
+          const hinted = excerptsOf(s.store.db, HISTORY_FTS, match, texts, tokens, expected.size);
           for (const [docid, want] of expected) {
             compared++;
             if ((ours.get(docid) !== want || hinted.get(docid) !== want) && differences.length < 5) differences.push(`${match} (${tokens}) doc ${docid}:\n  sqlite ${JSON.stringify(want)}\n  ours   ${JSON.stringify(ours.get(docid))}`);
@@ -68,6 +70,29 @@ describe('excerpts computed in JavaScript', () => {
     }
     expect(compared).toBeGreaterThan(2000);
     expect(differences, differences.join('\n')).toEqual([]);
+  });
+
+  it('on long texts with few matches takes SQLite\'s own pass, and both paths give SQLite\'s excerpts', async () => {
+    const SQL = await loadSqlJs(WASM_PATH);
+    const db = new SQL.Database();
+    try {
+      db.run(createFtsTableSql('t'));
+      const words = ['alpha', 'Beta', 'gamma', 'délta', 'stack', 'trace', 'return', 'value'];
+      const long = Array.from({ length: 6000 }, (_, i) => `${words[(i * 7) % words.length] as string}${i % 11 ? ' ' : '.\n'}`).join('') + ' zebra tail';
+      db.run('INSERT INTO t(docid, body) VALUES (?, ?)', [1, long]);
+      db.run('INSERT INTO t(docid, body) VALUES (?, ?)', [2, 'a short zebra, and a trace']);
+      expect(sqliteIsCheaper(long.length, 2)).toBe(true);
+      expect(sqliteIsCheaper(3000, 2)).toBe(false);
+      for (const match of ['"zebra"', '"trace"', '"delta" "zebra"', '"trace stack"', '"gamm*"']) {
+        const want = new Map(queryRows(db, `SELECT docid, snippet(t, '[', ']', '…', 0, 16) AS s FROM t WHERE t MATCH ?`, [match]).map((r) => [Number(r.docid), String(r.s)]));
+        expect(want.size, match).toBeGreaterThan(0);
+        const ids = [...want.keys()];
+        expect(snippets(db, 't', match, ids, 16, want.size), `${match}, SQLite's pass`).toEqual(want);
+        expect(snippets(db, 't', match, ids, 16), `${match}, JavaScript`).toEqual(want);
+      }
+    } finally {
+      db.close();
+    }
   });
 
   it('fold case and diacritics as unicode61 does, highlight prefixes and phrases, centre the hits and cut with ellipses, as SQLite does', async () => {

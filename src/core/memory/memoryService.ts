@@ -1,6 +1,6 @@
 import { newId } from '../ids';
 import { refuse, type Refusal } from '../refusal';
-import { searchFts, snippets } from '../search/ftsSearch';
+import { excerptsOf, searchFts } from '../search/ftsSearch';
 import type { SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
 import { Conditions, queryRows, type Database } from '../store/sqlite';
@@ -149,11 +149,13 @@ export class MemoryService {
     }
     const db = this.store.db;
     const topK = input.top_k ?? 20;
-    const found = searchFts(db, MEMORY_FTS, { query: input.query, limit: topK, sort: input.sort ?? 'relevance', scope: input.scope, now: this.store.now });
+    // The shown rows are read once, with created_at where the scorer reads it, for both the excerpt and the fields.
+    const found = searchFts(db, MEMORY_FTS, { query: input.query, limit: topK, sort: input.sort ?? 'relevance', scope: input.scope, now: this.store.now, columns: ['body', 'ref', 'scope'] });
     if (!found.ok) return refuse(found.reason);
     const ids = found.hits.map((h) => h.docid);
-    const excerpts = snippets(db, MEMORY_FTS, found.match, ids, 16, found.total);
-    const refs = new Map(queryRows(db, `SELECT docid, ref, scope, body FROM ${MEMORY_FTS} WHERE docid IN (${ids.map(() => '?').join(',') || 'NULL'})`, ids).map((r) => [Number(r.docid), r]));
+    const refs = found.rows ?? new Map<number, Record<string, unknown>>();
+    const texts = new Map(ids.map((id) => [id, bodyOf(refs.get(id))]));
+    const excerpts = excerptsOf(db, MEMORY_FTS, found.match, texts, 16, found.total);
     const chunks = chunkRefs(db, ids);
     const hits = found.hits.map((h) => {
       const row = refs.get(h.docid);
@@ -164,7 +166,7 @@ export class MemoryService {
         kind: ref.startsWith('fact:') ? ('fact' as const) : ('note' as const),
         ...(ref.startsWith('fact:') ? {} : { path: ref.slice(ref.indexOf(':') + 1).replace(/#[0-9a-f]+$/, '') }),
         ...(chunk ? { chunk: chunk.seq, line: chunk.line } : {}),
-        text: String(row?.body ?? ''),
+        text: texts.get(h.docid) ?? '',
         snippet: excerpts.get(h.docid) ?? '',
         scope: String(row?.scope ?? ''),
         created_at: iso(h.createdAt),
@@ -202,6 +204,10 @@ export class MemoryService {
 function currentFact(db: Database, subject: string, predicate: string, scope: string): { id: string; object: string; recordedAt: number } | undefined {
   const row = queryRows(db, 'SELECT id, object, recorded_at FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND superseded_at IS NULL', [normalizeKey(subject), normalizeKey(predicate), scope])[0];
   return row ? { id: String(row.id), object: String(row.object), recordedAt: Number(row.recorded_at) } : undefined;
+}
+
+function bodyOf(row: Record<string, unknown> | undefined): string {
+  return row?.body === null || row?.body === undefined ? '' : String(row.body);
 }
 
 function round(n: number): number {

@@ -1,7 +1,8 @@
-import { Conditions, queryRows, queryScalar as scalar, type Database, type SqlValue } from '../store/sqlite';
+import { Conditions, queryScalar as scalar, type Database, type SqlValue } from '../store/sqlite';
 import { parseMatchQuery } from './matchQuery';
 import { bm25, idf, sortValue, topK, type Ranked, type SearchSort } from './rank';
-import { phrasesOfMatch, snippetOf } from './snippet';
+
+export { excerptsOf, snippets } from './excerpts';
 
 /**
  * Every searchable aggregate keeps one FTS4 table with this layout, so one scorer serves all:
@@ -38,11 +39,22 @@ export interface SearchRequest {
    * reads no row, and, as with excludeScopes, the corpus statistics stay the whole table's.
    */
   excludeDocids?: ReadonlySet<number>;
+  /**
+   * The table's columns to read for the hits returned (search_text: body, ref, scope), in the
+   * statement that reads created_at for the rows that can reach the top k when it can: each
+   * statement costs sql.js a fixed ~0.05 ms, as much as the whole search on a rare word.
+   */
+  columns?: readonly string[];
 }
 
+export type HitRow = Record<string, SqlValue>;
+
 export type SearchOutcome =
-  | { ok: true; hits: Ranked[]; total: number; match: string }
+  | { ok: true; hits: Ranked[]; total: number; match: string; rows?: ReadonlyMap<number, HitRow> }
   | { ok: false; reason: string };
+
+/** Rows picked for created_at beyond this many over the limit (ties on a common word) read their columns only once shown. */
+const EXTRA_ROWS_READ = 20;
 
 /**
  * Full-text search with BM25 computed from matchinfo. sql.js has FTS4 but not FTS5, and a
@@ -78,16 +90,19 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
     .addIf(req.before, 'created_at < ?')
     .addIf(req.minDocid, 'docid >= ?');
   for (const [column, value] of Object.entries(req.filters ?? {})) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(column)) throw new Error(`search filter "${column}" is not a column name`);
+    if (!isColumnName(column)) throw new Error(`search filter "${column}" is not a column name`);
     where.add(`${column} = ?`, value);
   }
+  const columns = req.columns ?? [];
+  for (const column of columns) if (!isColumnName(column)) throw new Error(`search column "${column}" is not a column name`);
   if (req.excludeScopes?.length) where.add(`scope NOT IN (${req.excludeScopes.map(() => '?').join(',')})`, ...req.excludeScopes);
   const sort = req.sort ?? 'relevance';
   // With a filter the content row is read anyway, so created_at comes along for free.
   const filtered = where.clauses.length > 1;
   const withTimes = sort !== 'relevance' || filtered;
   const packed = fetchMatches(db, table, where.sql, where.params, withTimes);
-  if (!packed) return { ok: true, hits: [], total: 0, match: parsed.match };
+  const none = () => ({ ok: true as const, hits: [], total: 0, match: parsed.match, ...(req.columns ? { rows: new Map<number, HitRow>() } : {}) });
+  if (!packed) return none();
 
   const { docids, mi, sizes, docTotals, createdAt } = packed;
   const count = docids.length;
@@ -100,7 +115,7 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   const stats =
     (phraseCount === 1 && !filtered && docTotals ? statsFromDocTotals(docTotals, cols, count) : undefined) ??
     corpusStats(db, table, parsed.match);
-  if (!stats) return { ok: true, hits: [], total: 0, match: parsed.match };
+  if (!stats) return none();
 
   const idfs = idf(stats);
   const tf = new Array<number>(phraseCount).fill(0);
@@ -119,6 +134,7 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   const kept = (i: number) => !skipped || !skip?.has(docids[i] as number);
 
   let ranked: Ranked[];
+  let rows: Map<number, HitRow> | undefined;
   if (createdAt) {
     ranked = [];
     for (let i = 0; i < count; i++) {
@@ -133,14 +149,25 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
     const cut = kthLargest(scores, req.limit);
     const pick: number[] = [];
     for (let i = 0; i < count; i++) if ((scores[i] as number) >= cut && kept(i)) pick.push(i);
-    const times = createdAtOf(db, table, pick.map((i) => docids[i] as number));
+    const read = pick.length <= req.limit + EXTRA_ROWS_READ ? columns : [];
+    const times = new Map<number, number>();
+    const picked = readRows(db, table, pick.map((i) => docids[i] as number), read, times);
     ranked = pick.map((i) => {
       const docid = docids[i] as number;
       const score = scores[i] as number;
       return { docid, bm25: score, createdAt: times.get(docid) ?? 0, score };
     });
+    if (read.length) rows = picked;
   }
-  return { ok: true, hits: topK(ranked, req.limit), total: count - skipped, match: parsed.match };
+  const hits = topK(ranked, req.limit);
+  if (!req.columns) return { ok: true, hits, total: count - skipped, match: parsed.match };
+  // Rows read with created_at hold every hit; otherwise the shown hits are read now, in one statement.
+  const shown = rows ?? readRows(db, table, hits.map((h) => h.docid), columns);
+  return { ok: true, hits, total: count - skipped, match: parsed.match, rows: new Map(hits.map((h) => [h.docid, shown.get(h.docid) ?? {}])) };
+}
+
+function isColumnName(name: string): boolean {
+  return /^[a-z_][a-z0-9_]*$/.test(name);
 }
 
 interface Matches {
@@ -263,54 +290,27 @@ function kthLargest(values: Float64Array, k: number): number {
   return heap[0] as number;
 }
 
-function createdAtOf(db: Database, table: string, docids: number[]): Map<number, number> {
-  const out = new Map<number, number>();
+/** The given columns of the given rows by docid, 500 rows per statement; with `times`, their created_at too. */
+function readRows(db: Database, table: string, docids: readonly number[], columns: readonly string[], times?: Map<number, number>): Map<number, HitRow> {
+  const out = new Map<number, HitRow>();
+  const first = times ? 2 : 1;
   for (let i = 0; i < docids.length; i += 500) {
     const chunk = docids.slice(i, i + 500);
-    const stmt = db.prepare(`SELECT docid, created_at FROM ${table} WHERE docid IN (${chunk.map(() => '?').join(',')})`);
+    const stmt = db.prepare(`SELECT docid${times ? ', created_at' : ''}${columns.map((c) => `, ${c}`).join('')} FROM ${table} WHERE docid IN (${chunk.map(() => '?').join(',')})`);
     try {
       stmt.bind(chunk);
       while (stmt.step()) {
-        const [docid, at] = stmt.get();
-        out.set(Number(docid), Number(at ?? 0));
+        const values = stmt.get();
+        const docid = Number(values[0]);
+        if (times) times.set(docid, Number(values[1] ?? 0));
+        const row: HitRow = {};
+        columns.forEach((c, k) => (row[c] = values[k + first] ?? null));
+        out.set(docid, row);
       }
     } finally {
       stmt.free();
     }
   }
-  return out;
-}
-
-/**
- * What an excerpt costs, measured on the benchmark stores: SQLite's snippet() pass walks every
- * match of the query again (~100 ns each on a common word); building it in JS costs ~20 ns per
- * character of the shown texts. JS wins on short texts and common words, SQLite on long texts
- * (tool outputs) and rare words.
- */
-const JS_CHARS_PER_MATCH = 5;
-
-/**
- * Highlighted excerpts for the hits actually shown; computing them for every match would waste
- * the budget. SQLite's snippet() needs a MATCH cursor, which walks every match of the query
- * again to reach these few rows, so the text is read by docid and the excerpt built in
- * JavaScript by FTS4's own rules (./snippet.ts, the same output) — unless `matchCount` (the
- * search's total, when the caller knows it) says SQLite's pass is the cheaper one.
- */
-export function snippets(db: Database, table: string, match: string, docids: readonly number[], tokens = 16, matchCount?: number): Map<number, string> {
-  const out = new Map<number, string>();
-  if (!docids.length) return out;
-  const size = Math.max(1, Math.min(64, Math.floor(tokens)));
-  const inList = docids.map(() => '?').join(',');
-  const rows = queryRows(db, `SELECT docid, body FROM ${table} WHERE docid IN (${inList})`, [...docids]);
-  const chars = rows.reduce((n, r) => n + (typeof r.body === 'string' ? r.body.length : 0), 0);
-  if (matchCount !== undefined && chars > JS_CHARS_PER_MATCH * matchCount) {
-    for (const r of queryRows(db, `SELECT docid, snippet(${table}, '[', ']', '…', 0, ${size}) AS s FROM ${table} WHERE ${table} MATCH ? AND docid IN (${inList})`, [match, ...docids])) {
-      out.set(Number(r.docid), String(r.s));
-    }
-    return out;
-  }
-  const phrases = phrasesOfMatch(match);
-  for (const r of rows) out.set(Number(r.docid), r.body === null || r.body === undefined ? '' : snippetOf(String(r.body), phrases, size));
   return out;
 }
 

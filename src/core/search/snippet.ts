@@ -10,10 +10,12 @@
 
 /** Characters unicode61 starts a token with, and those it continues one with (diacritics join the token). */
 const TOKEN = /[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\p{M}]*/gu;
+const TOKEN_START = /^[\p{L}\p{N}\p{Co}]$/u;
+const TOKEN_MARK = /^\p{M}$/u;
 const MARKS = /\p{M}/gu;
 
 /** A text's tokens: where each starts and ends, and whether it equals (or, as a prefix, begins with) a folded query word. */
-interface Tokens {
+export interface Tokens {
   count: number;
   starts: number[];
   ends: number[];
@@ -26,39 +28,87 @@ export function foldToken(word: string): string {
   return plain.toLowerCase();
 }
 
-function tokenize(text: string): Tokens {
+const STARTS = 1;
+const CONTINUES = 2;
+/**
+ * TOKEN's classes for the code points above ASCII met so far. Running a Unicode-property regex
+ * over every text, and folding every token, cost most of an excerpt on texts with a single
+ * non-ASCII character (half of real chat messages): texts are scanned by char code instead and
+ * only the rare code point is classified by the regex, once.
+ */
+const classes = new Map<number, number>();
+
+function classOf(codePoint: number): number {
+  let c = classes.get(codePoint);
+  if (c === undefined) {
+    const ch = String.fromCodePoint(codePoint);
+    c = TOKEN_START.test(ch) ? STARTS : TOKEN_MARK.test(ch) ? CONTINUES : 0;
+    if (classes.size >= 65536) classes.clear();
+    classes.set(codePoint, c);
+  }
+  return c;
+}
+
+/**
+ * The tokens TOKEN finds, scanned by char code. A token of ASCII characters is compared with a
+ * query word in place, letter case folded by code; any other token is folded with foldToken
+ * once, when first compared.
+ */
+export function tokenize(text: string): Tokens {
   const starts: number[] = [];
   const ends: number[] = [];
-  if (/^[\x00-\x7f]*$/.test(text)) {
-    // ASCII (most texts, and long tool outputs): unicode61's tokens are the runs of letters and
-    // digits, found by char code, compared in place in the text lower-cased once.
-    const lower = text.toLowerCase();
-    let start = -1;
-    for (let i = 0; i <= lower.length; i++) {
-      const c = i < lower.length ? lower.charCodeAt(i) : 0;
-      const alnum = (c >= 48 && c <= 57) || (c >= 97 && c <= 122);
-      if (alnum && start < 0) start = i;
-      else if (!alnum && start >= 0) {
-        starts.push(start);
-        ends.push(i);
-        start = -1;
-      }
+  const plain: boolean[] = [];
+  let start = -1;
+  let ascii = true;
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    let cls: number;
+    let width = 1;
+    if (c < 128) {
+      const lower = c | 32;
+      cls = (c >= 48 && c <= 57) || (lower >= 97 && lower <= 122) ? STARTS : 0;
+    } else {
+      const cp = text.codePointAt(i) as number;
+      if (cp > 0xffff) width = 2;
+      cls = classOf(cp);
     }
-    const is = (i: number, word: string, prefix: boolean) => {
-      const len = (ends[i] as number) - (starts[i] as number);
-      return (prefix ? len >= word.length : len === word.length) && lower.startsWith(word, starts[i]);
-    };
-    return { count: starts.length, starts, ends, is };
+    if (start < 0) {
+      if (cls === STARTS) {
+        start = i;
+        ascii = c < 128;
+      }
+    } else if (cls === 0) {
+      starts.push(start);
+      ends.push(i);
+      plain.push(ascii);
+      start = -1;
+    } else if (c >= 128) ascii = false;
+    i += width;
   }
-  const folded: string[] = [];
-  TOKEN.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = TOKEN.exec(text))) {
-    starts.push(m.index);
-    ends.push(m.index + m[0].length);
-    folded.push(foldToken(m[0]));
+  if (start >= 0) {
+    starts.push(start);
+    ends.push(text.length);
+    plain.push(ascii);
   }
-  const is = (i: number, word: string, prefix: boolean) => (prefix ? (folded[i] as string).startsWith(word) : folded[i] === word);
+  const folded: (string | undefined)[] = [];
+  const is = (i: number, word: string, prefix: boolean) => {
+    const s = starts[i] as number;
+    const e = ends[i] as number;
+    if (plain[i]) {
+      if (prefix ? e - s < word.length : e - s !== word.length) return false;
+      for (let k = 0; k < word.length; k++) {
+        let c = text.charCodeAt(s + k);
+        if (c >= 65 && c <= 90) c += 32;
+        if (c !== word.charCodeAt(k)) return false;
+      }
+      return true;
+    }
+    // Folding keeps an ASCII first character as it is, lower-cased: most tokens are ruled out by it.
+    const first = text.charCodeAt(s);
+    if (first < 128 && (first >= 65 && first <= 90 ? first + 32 : first) !== word.charCodeAt(0)) return false;
+    const f = (folded[i] ??= foldToken(text.slice(s, e)));
+    return prefix ? f.startsWith(word) : f === word;
+  };
   return { count: starts.length, starts, ends, is };
 }
 

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { foldToken, tokenize } from '../../src/core/search/snippet';
+
+/** The tokenizer as first written: one Unicode-property regex over the text, every token folded. */
+function referenceTokens(text: string): { start: number; end: number; folded: string }[] {
+  return [...text.matchAll(/[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\p{M}]*/gu)].map((m) => ({ start: m.index, end: m.index + m[0].length, folded: foldToken(m[0]) }));
+}
+
+// Letters that fold oddly (dotted I, final sigma, sharp s, ligatures, title case), combining
+// marks alone and inside words, astral letters and emoji, lone surrogates, private use, digits
+// of other scripts, and the ASCII punctuation around letters.
+const POOL = [
+  'a', 'Z', 'q', '0', '9', '_', '-', ' ', '.', '@', '[', '`', '{', '\n', '\t',
+  'é', 'É', 'ï', 'Ç', 'e\u0301', '\u0301', '\u0345', 'İ', 'ı', 'Σ', 'σ', 'ς', 'ß', 'ẞ', 'ﬁ', 'ǅ', 'Ø', 'Å',
+  'З', 'я', 'Ж', 'α', 'Ω', '中', '文', 'ア', '한', '١', '٣', '²', '½', 'Ⅻ',
+  '𝐀', '𝒜', '😀', '\u{20000}', '\ud800', '\udc00', '\ue000', '\u{f0000}', '\u200d', '\u00a0', '…', '’',
+];
+
+function randomText(seed: number, length: number): string {
+  let x = seed;
+  let out = '';
+  for (let i = 0; i < length; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    out += POOL[x % POOL.length] as string;
+  }
+  return out;
+}
+
+describe('excerpt tokenizer scanned by char code', () => {
+  it('finds the same tokens as the Unicode-property regex and compares them with query words as the folded tokens compare, on random mixed-script texts', () => {
+    let tokens = 0;
+    let compared = 0;
+    let matched = 0;
+    for (let seed = 1; seed <= 400; seed++) {
+      const text = randomText(seed, 1 + (seed % 97));
+      const want = referenceTokens(text);
+      const got = tokenize(text);
+      expect(got.count, text).toBe(want.length);
+      expect(got.starts, text).toEqual(want.map((t) => t.start));
+      expect(got.ends, text).toEqual(want.map((t) => t.end));
+      tokens += want.length;
+      // Query words: every folded token, and its prefixes, checked against every token both ways.
+      const words = new Set<string>();
+      for (const t of want) for (let n = 1; n <= t.folded.length; n++) words.add(t.folded.slice(0, n));
+      for (const word of words) {
+        want.forEach((t, i) => {
+          for (const prefix of [false, true]) {
+            const expected = prefix ? t.folded.startsWith(word) : t.folded === word;
+            compared++;
+            if (expected) matched++;
+            if (got.is(i, word, prefix) !== expected) expect.fail(`token ${JSON.stringify(text.slice(t.start, t.end))} vs ${JSON.stringify(word)} (prefix ${prefix}) in ${JSON.stringify(text)}`);
+          }
+        });
+      }
+    }
+    expect(tokens).toBeGreaterThan(2000);
+    expect(matched).toBeGreaterThan(1000);
+    expect(compared).toBeGreaterThan(matched * 2);
+  });
+});
