@@ -28,12 +28,18 @@ const MiB = 1024 * 1024;
 export function runImport(ctx: BenchContext, withBaseline: boolean, targetMb: number): ImportStage {
   const root = path.join(ctx.tmp, `transcripts-${targetMb}`);
   const home = path.join(ctx.tmp, `imported-${targetMb}`);
+  // --reuse: an earlier --keep run's import (its figures saved beside it) saves minutes per lcm iteration.
+  const saved = path.join(ctx.tmp, `stage-${targetMb}.json`);
+  if (ctx.reuse && !withBaseline && fs.existsSync(saved) && fs.existsSync(home)) {
+    progress(`import: reusing ${home} (--reuse)`);
+    return JSON.parse(fs.readFileSync(saved, 'utf8')) as ImportStage;
+  }
   fs.rmSync(root, { recursive: true, force: true });
   fs.rmSync(home, { recursive: true, force: true });
   const fixtures = defaultFixturesDir();
   progress(`import: writing ${targetMb} MB of transcripts (copies of ${fixtures} with fresh ids)`);
   const tr = nowMs();
-  const raw = replicateTranscripts(fixtures, root, targetMb * MiB, new Rng(ctx.seed + 40), (c, b) => progress(`  ${c} copies, ${mb(b)}`));
+  const raw = replicateTranscripts(fixtures, root, targetMb * MiB, new Rng(ctx.seed + 40), (c, b) => progress(`  ${c} copies, ${mb(b)}`), process.argv.includes('--verbatim-copies'));
   const replicateMs = nowMs() - tr;
   progress(`import: ${raw.files} files, ${mb(raw.bytes)}; HistoryImporter.importPaths in a fresh process`);
   const ours = runChild<ImportFigures>(ctx, ['import', home, root]);
@@ -43,7 +49,9 @@ export function runImport(ctx: BenchContext, withBaseline: boolean, targetMb: nu
     native = runChild<NativeFigures>(ctx, ['native-import', path.join(ctx.tmp, 'native-import.sqlite'), root]);
     fs.rmSync(path.join(ctx.tmp, 'native-import.sqlite'), { force: true });
   }
-  return { home, raw, ours, native, replicateMs };
+  const stage = { home, raw, ours, native, replicateMs };
+  fs.writeFileSync(saved, JSON.stringify(stage));
+  return stage;
 }
 
 /** Removes a stage's transcripts and store (a 1 GB stage should not sit on disk while the next section runs). */
@@ -76,6 +84,10 @@ export function printImport(ctx: BenchContext, stage: ImportStage): void {
   result('import wall time (importPaths)', ms(ours.importMs));
   result('import throughput', `${Math.round(rate).toLocaleString('en-US')} events/s`);
   result('  raw bytes per second', `${mb(raw.bytes / (ours.importMs / 1000))}/s`);
+  if (ours.backgroundSyncs?.calls) {
+    const { calls, fdatasyncs, ms: syncMs } = ours.backgroundSyncs;
+    result('journal syncs beside the next file: requested / fdatasyncs run', `${calls.toLocaleString('en-US')} / ${fdatasyncs.toLocaleString('en-US')} (${ms(syncMs / calls)} until on disk)`);
+  }
   result('close: checkpoint (export + write + fsync)', ms(ours.closeMs));
   result('throughput including the close', `${Math.round(ours.events / ((ours.importMs + ours.closeMs) / 1000)).toLocaleString('en-US')} events/s`);
   result('peak RSS (kernel VmHWM / sampled)', `${mb(ours.kernelPeakRss ?? NaN)} / ${mb(ours.peakRss)}`);
@@ -90,7 +102,7 @@ export function printImport(ctx: BenchContext, stage: ImportStage): void {
   result('  journal.jsonl', `${mb(journal)} (${pct(journal / raw.bytes)})`);
   result(`  blobs (${blobFiles.toLocaleString('en-US')} files)`, `${mb(blobs)} (${pct(blobs / raw.bytes)})`);
   result('store size / raw transcript bytes', pct(frac), '≤ 25%', frac <= 0.25);
-  note(`blob puts ${ours.blobs.puts.toLocaleString('en-US')} (${mb(ours.blobs.putBytes)}), distinct ${ours.blobs.distinct.toLocaleString('en-US')}: the copies share their large outputs, so blobs dedupe ${ratio(ours.blobs.puts / Math.max(1, ours.blobs.distinct))}; without that the store would be ${pct((snapshot + journal + ours.blobs.putBytes) / raw.bytes)} of the raw bytes.`);
+  note(`blob puts ${ours.blobs.puts.toLocaleString('en-US')} (${mb(ours.blobs.putBytes)}), distinct ${ours.blobs.distinct.toLocaleString('en-US')}: blobs dedupe ${ratio(ours.blobs.puts / Math.max(1, ours.blobs.distinct))}; without that the store would be ${pct((snapshot + journal + ours.blobs.putBytes) / raw.bytes)} of the raw bytes.`);
   const blobSync = ours.frames['fsync (blob file + folder)'];
   if (blobSync && ours.blobs.distinct) {
     const perBlob = blobSync.ms / ours.blobs.distinct;

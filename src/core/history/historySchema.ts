@@ -1,11 +1,12 @@
 import { createFtsTableSql } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
-import { type Database, type SqlValue, type Statement } from '../store/sqlite';
+import type { Database } from '../store/sqlite';
 import type { EventKind, HistorySource } from './parsedSession';
+import { applySessionChange, HISTORY_FTS } from './sessionApply';
 import { applyRunsWithheld, WITHHELD_RUNS_MIGRATION } from './withheldRuns';
 
-export const HISTORY_FTS = 'history_fts';
+export { HISTORY_FTS };
 
 /** One event as journaled: bounded text inline, the full text (when larger) in the blob store. */
 export interface StoredEvent {
@@ -144,128 +145,6 @@ function applyFileImported(db: Database, op: Operation): void {
   const f = op as FileImported;
   for (const change of f.sessions) applySessionChange(db, change, f.at);
   recordFileSeen(db, f.file.path, f.file.size, f.file.mtimeMs, f.at);
-}
-
-/** `at`: the operation's time, the indexed time of an event that has none of its own. */
-function applySessionChange(db: Database, change: SessionChange, at: number): void {
-  const { session: s, upserts, removedKeys, runIds } = change;
-  db.run(
-    `INSERT INTO sessions(id, source, external_id, file, title, workspace, model, started_at, updated_at, parent_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT(id) DO UPDATE SET file = excluded.file, title = coalesce(excluded.title, title),
-       workspace = coalesce(excluded.workspace, workspace), model = coalesce(excluded.model, model),
-       started_at = coalesce(min(started_at, excluded.started_at), started_at, excluded.started_at),
-       updated_at = coalesce(max(updated_at, excluded.updated_at), updated_at, excluded.updated_at),
-       parent_id = coalesce(excluded.parent_id, parent_id)`,
-    [s.id, s.source, s.externalId, s.file, s.title, s.workspace, s.model, s.startedAt, s.updatedAt, s.parentId],
-  );
-  // Compiling a statement costs more than running it, and one operation runs the same few per
-  // event: each is prepared once here and freed before the applier returns, so none outlives it.
-  const st = new Statements(db);
-  try {
-    // Only the runs this operation touches are recomputed, so appending to a long session stays cheap.
-    const touchedRuns = new Set<string>();
-    const find = (key: string) => st.row('SELECT id, run_id FROM events WHERE session_id = ? AND key = ?', [s.id, key]);
-    for (const key of removedKeys) {
-      const row = find(key);
-      if (!row) continue;
-      touchedRuns.add(String(row.run_id));
-      st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [row.id ?? null]);
-      st.run('DELETE FROM events WHERE id = ?', [row.id ?? null]);
-    }
-    for (const e of upserts) {
-      const runId = runIds[e.runKey] as string;
-      touchedRuns.add(runId);
-      const existing = find(e.key);
-      const values: SqlValue[] = [
-        runId, e.seq, e.kind, e.text, e.blob, e.bytes, e.hash, e.at, e.toolName, e.callId, e.toolInput, e.isError ? 1 : 0, e.parentKey, e.rawType, e.model,
-      ];
-      let id: number;
-      if (existing) {
-        id = Number(existing.id);
-        touchedRuns.add(String(existing.run_id));
-        st.run(
-          `UPDATE events SET run_id = ?, seq = ?, kind = ?, text = ?, blob = ?, bytes = ?, hash = ?, created_at = ?, tool_name = ?, call_id = ?,
-             tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
-          [...values, id],
-        );
-        st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
-      } else {
-        st.run(
-          `INSERT INTO events(session_id, key, run_id, seq, kind, text, blob, bytes, hash, created_at, tool_name, call_id, tool_input, is_error, parent_key, raw_type, model)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          [s.id, e.key, ...values],
-        );
-        // Not INSERT … RETURNING: in sql.js it measured slower than this second (prepared) statement.
-        id = Number(st.row('SELECT last_insert_rowid() AS id', [])?.id);
-      }
-      if (e.text.trim()) {
-        const body = e.toolName ? `${e.toolName} ${e.text}` : e.text;
-        st.run(`INSERT INTO ${HISTORY_FTS}(docid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)`, [
-          id, body, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
-        ]);
-      }
-    }
-    for (const runId of touchedRuns) rebuildRun(st, s.id, runId);
-  } finally {
-    st.free();
-  }
-}
-
-/** A run is derived from its events (seq = its first event's seq), so moved or removed events keep it consistent. */
-function rebuildRun(st: Statements, sessionId: string, runId: string): void {
-  st.run('DELETE FROM runs WHERE id = ?', [runId]);
-  // One pass: the aggregates, the first user message (the objective) and the first event's key.
-  const r = st.row(
-    `SELECT min(seq) AS first_seq, min(created_at) AS started, max(created_at) AS ended, count(*) AS n, sum(bytes) AS chars,
-       (SELECT text FROM events WHERE run_id = ?1 AND kind = 'user' ORDER BY seq LIMIT 1) AS objective,
-       (SELECT key FROM events WHERE run_id = ?1 ORDER BY seq LIMIT 1) AS first_key
-     FROM events WHERE run_id = ?1`,
-    [runId],
-  );
-  if (!r || Number(r.n) === 0) return;
-  const objective = r.objective;
-  st.run('INSERT INTO runs(id, session_id, run_key, seq, objective, started_at, ended_at, event_count, chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-    runId, sessionId, String(r.first_key ?? ''), Number(r.first_seq),
-    typeof objective === 'string' ? objective.slice(0, 300) : null,
-    r.started ?? null, r.ended ?? null, Number(r.n), Number(r.chars),
-  ]);
-}
-
-/** Statements prepared on first use and kept until `free()`: for one applier call, never longer (sql.js export() frees them). */
-class Statements {
-  private readonly prepared = new Map<string, Statement>();
-
-  constructor(private readonly db: Database) {}
-
-  run(sql: string, params: SqlValue[]): void {
-    this.get(sql).run(params);
-  }
-
-  /** The first row as an object (the statement is reset, ready for the next call), or undefined. */
-  row(sql: string, params: SqlValue[]): Record<string, SqlValue> | undefined {
-    const stmt = this.get(sql);
-    try {
-      stmt.bind(params);
-      return stmt.step() ? stmt.getAsObject() : undefined;
-    } finally {
-      stmt.reset();
-    }
-  }
-
-  free(): void {
-    for (const stmt of this.prepared.values()) stmt.free();
-    this.prepared.clear();
-  }
-
-  private get(sql: string): Statement {
-    let stmt = this.prepared.get(sql);
-    if (!stmt) {
-      stmt = this.db.prepare(sql);
-      this.prepared.set(sql, stmt);
-    }
-    return stmt;
-  }
 }
 
 function applyFileSeen(db: Database, op: Operation): void {

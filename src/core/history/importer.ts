@@ -8,6 +8,7 @@ import type { Database } from '../store/sqlite';
 import type { FileImported, SessionChange, SessionHeader, SessionImported, StoredEvent } from './historySchema';
 import type { ParsedEvent, ParsedSession, ParseProblem } from './parsedSession';
 import { detectTranscript, isSnapshotFormat } from './parsers/detect';
+import { PendingSyncs } from './pendingSyncs';
 
 /** Text kept inline (and indexed) per event; the whole text of anything longer goes to the blob store. */
 export const INLINE_TEXT_MAX = 4000;
@@ -55,7 +56,9 @@ export class HistoryImporter {
     this.listeners.push(listener);
   }
 
+  /** Resolves once every file's changes are on disk. */
   async importPaths(paths: readonly string[], report = emptyReport()): Promise<ImportReport> {
+    const syncs = new PendingSyncs();
     for (const p of paths) {
       const stat = statOrUndefined(p);
       if (!stat) {
@@ -63,16 +66,27 @@ export class HistoryImporter {
         continue;
       }
       if (stat.isDirectory()) {
-        for (const file of walkTranscriptFiles(p)) await this.importFile(file, report, false);
+        for (const file of walkTranscriptFiles(p)) await this.importOne(file, report, false, syncs);
       } else {
-        await this.importFile(p, report, true);
+        await this.importOne(p, report, true, syncs);
       }
     }
+    await syncs.all();
     return report;
   }
 
-  /** `named`: the person pointed at this file, so a file we cannot read as a transcript is a problem, not noise. */
+  /** `named`: the person pointed at this file, so a file we cannot read as a transcript is a problem, not noise. Resolves once its changes are on disk. */
   async importFile(file: string, report: ImportReport, named = true): Promise<void> {
+    const syncs = new PendingSyncs();
+    await this.importOne(file, report, named, syncs);
+    await syncs.all();
+  }
+
+  /**
+   * Imports one file; its journal line's fsync is left running in `syncs`, so the next file is
+   * read and parsed while the disk catches up (the fsync was a fifth to half of an import's time).
+   */
+  private async importOne(file: string, report: ImportReport, named: boolean, syncs: PendingSyncs): Promise<void> {
     const abs = path.resolve(file);
     const stat = fs.statSync(abs);
     const seen = queryRows(this.store.db, 'SELECT size, mtime_ms FROM import_files WHERE path = ?', [abs])[0];
@@ -97,12 +111,13 @@ export class HistoryImporter {
     const sessions = parsed.sessions.map((session) => this.prepareSession(abs, session));
     const snapshot = isSnapshotFormat(detected.format);
     const fileSeen = { path: abs, size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) };
-    // One journal line (one fsync) for the whole file: its sessions and that it was seen.
-    const outcome = await this.store.commit((db) => {
+    // One journal line for the whole file (its sessions and that it was seen), synced in the background.
+    const { result: outcome, synced } = await this.store.commitSyncingInBackground((db) => {
       const diffs = sessions.map((prepared) => diffSession(db, prepared, snapshot, false));
       const op: FileImported = { op: 'history.file.imported', at: this.store.now, file: fileSeen, sessions: diffs.flatMap((d) => (d.change ? [d.change] : [])) };
       return { op, result: diffs };
     });
+    await syncs.add(synced);
     for (const diff of outcome) {
       report.sessions++;
       report.runs += diff.runs;

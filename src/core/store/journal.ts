@@ -37,6 +37,10 @@ const DEFLATED = 'deflated';
 export class Journal {
   private readonly appendFd: number;
   private readonly readFd: number;
+  /** The background fdatasync running now, and the one queued to start when it ends (see sync). */
+  private syncRunning: Promise<void> | undefined;
+  private syncQueued: Promise<void> | undefined;
+  private closed = false;
 
   constructor(readonly path: string) {
     this.appendFd = fs.openSync(path, 'a');
@@ -58,6 +62,36 @@ export class Journal {
     fs.writeSync(this.appendFd, line);
     if (options.sync) fs.fdatasyncSync(this.appendFd);
     return line.length;
+  }
+
+  /**
+   * Flushes every line written so far (by any process: fdatasync covers the whole file) on the
+   * thread pool, so the caller's thread can go on working meanwhile. Calls made while one runs
+   * share a single next fdatasync, started when it ends: it covers every line written before
+   * any of them asked. One fdatasync per call instead queued up behind each other on a busy disk
+   * (about 25 ms each in the bench, against 1–5 ms alone).
+   */
+  sync(): Promise<void> {
+    if (this.syncQueued) return this.syncQueued;
+    if (!this.syncRunning) return this.startSync();
+    const done = () => undefined;
+    this.syncQueued = this.syncRunning.then(done, done).then(() => {
+      this.syncQueued = undefined;
+      return this.startSync();
+    });
+    return this.syncQueued;
+  }
+
+  private startSync(): Promise<void> {
+    // close() synced everything before closing the descriptor.
+    if (this.closed) return Promise.resolve();
+    const p = new Promise<void>((resolve, reject) => fs.fdatasync(this.appendFd, (err) => (err ? reject(err) : resolve())));
+    this.syncRunning = p;
+    const clear = () => {
+      if (this.syncRunning === p) this.syncRunning = undefined;
+    };
+    p.then(clear, clear);
+    return p;
   }
 
   /**
@@ -94,6 +128,8 @@ export class Journal {
   }
 
   close(): void {
+    if (this.syncRunning || this.syncQueued) fs.fdatasyncSync(this.appendFd);
+    this.closed = true;
     fs.closeSync(this.appendFd);
     fs.closeSync(this.readFd);
   }

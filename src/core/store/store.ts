@@ -234,6 +234,17 @@ export class Store {
     return result.result;
   }
 
+  /**
+   * `commit` for a caller with more writes queued behind this one (an import of many files):
+   * the operation is appended and applied under the lock exactly as by `commit`, but its fsync
+   * runs on the thread pool while the caller prepares its next write; `synced` settles once the
+   * line is on disk. The caller must not report the write as kept before `synced` resolves.
+   */
+  async commitSyncingInBackground<D extends Decision<unknown>>(decide: (db: Database) => D): Promise<{ result: D['result']; synced: Promise<void> }> {
+    const result = await this.commit(decide, { durable: false });
+    return { result, synced: this.journal.sync() };
+  }
+
   /** Exports the database to the snapshot file so the next open replays only the journal's tail. */
   checkpoint(): void {
     this.refresh();
