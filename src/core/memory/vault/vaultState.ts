@@ -16,6 +16,12 @@ export interface FileRecord {
 
 /** A scan cheaper than this runs on every read. */
 const CHEAP_SCAN_MS = 3;
+/**
+ * A vault of at most this many files is listed on every read whatever the listing cost: a
+ * loaded machine can make even a tiny listing take over CHEAP_SCAN_MS, and a person's edit must
+ * then still show at once, not up to twenty listing-costs later.
+ */
+const ALWAYS_LISTED_FILES = 200;
 
 export type ChangeKind = 'added' | 'modified' | 'deleted' | 'unrendered';
 
@@ -72,8 +78,8 @@ export function unrenderedPaths(db: Database): string[] {
  * mtime moved (and, when the index knows the content hash, whose content really changed),
  * files gone. It runs inside every get_context and search, so it keeps what it can:
  * - the records, reloaded only where their version moved (a save touches one record);
- * - the directory listing: a vault small enough to list in a few milliseconds is listed on
- *   every read; a larger one again once twenty times the listing's cost has passed (under ~5%
+ * - the directory listing: a vault of at most ALWAYS_LISTED_FILES files, or one listed in a few
+ *   milliseconds, is listed on every read; a larger one again once twenty times the listing's cost has passed (under ~5%
  *   of back-to-back reads; a change is seen within a second), or at once after another
  *   process changed the index. This process's own saves patch the listing instead, since
  *   they know the file and its new size and time;
@@ -96,7 +102,7 @@ export class StaleMonitor {
     const db = this.store.db;
     const version = vaultVersion(db);
     const l = this.listing;
-    const reuse = l !== undefined && l.version === version && l.cost > CHEAP_SCAN_MS && performance.now() - l.at < l.cost * 20;
+    const reuse = l !== undefined && l.version === version && l.files.size > ALWAYS_LISTED_FILES && l.cost > CHEAP_SCAN_MS && performance.now() - l.at < l.cost * 20;
     return this.compare(db, version, !reuse);
   }
 
