@@ -1,6 +1,6 @@
 import { HISTORY_FTS } from '../history/historySchema';
 import { refuse, type Refusal } from '../refusal';
-import { searchFts, snippets } from '../search/ftsSearch';
+import { excerptsOf, searchFts, type HitRow } from '../search/ftsSearch';
 import { sortValue, topK, type Ranked, type SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
 import { Conditions, queryRows, type SqlValue } from '../store/sqlite';
@@ -105,7 +105,8 @@ export class LcmGrep {
       return refuse(`mode "full_text" searches words and "quoted phrases", not patterns, and this pattern holds ${syntax}. Use mode "regex" for a pattern, or write the words alone.`);
     }
     const db = this.store.db;
-    const common = { query: req.pattern, limit: req.limit, sort: req.sort, since: req.since, before: req.before, now: this.store.now };
+    // The shown rows' text comes with the scorer's own read of them, so no statement reads them again for the excerpts.
+    const common = { query: req.pattern, limit: req.limit, sort: req.sort, since: req.since, before: req.before, now: this.store.now, columns: ['body'] };
     const found: Hit[] = [];
     let total = 0;
     for (const source of sources(req.scope)) {
@@ -118,7 +119,8 @@ export class LcmGrep {
           : searchFts(db, table, { ...common, ...(scope.all ? {} : { scope: scope.sessionId }) });
       if (!r.ok) return refuse(r.reason);
       total += r.total;
-      const excerpts = snippets(db, table, r.match, r.hits.map((h) => h.docid), 24, r.total);
+      const texts = new Map(r.hits.map((h) => [h.docid, bodyOf(r.rows?.get(h.docid))]));
+      const excerpts = excerptsOf(db, table, r.match, texts, 24, r.total);
       for (const h of r.hits) found.push({ source, ranked: h, snippet: excerpts.get(h.docid) ?? '' });
     }
     const best = topK(found.map((f) => f.ranked), req.limit);
@@ -359,6 +361,12 @@ function testText(re: RegExp, text: string, counting: boolean): Outcome {
     while (count < MAX_COUNTED && re.exec(text)) count++;
   }
   return { index: first.index, length: first[0].length, count };
+}
+
+/** A hit's indexed text as snippets() reads it: a missing or NULL body is the empty text. */
+function bodyOf(row: HitRow | undefined): string {
+  const body = row?.body;
+  return body === null || body === undefined ? '' : String(body);
 }
 
 function sources(scope: GrepScope): Source[] {

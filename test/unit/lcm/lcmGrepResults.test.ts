@@ -48,18 +48,25 @@ function referenceSummary(match: string, h: Ranked): Match {
   return { id, type: 'summary', snippet: String(snip?.s), conversationId: Number(conv?.n), createdAt: iso(h.createdAt), depth: Number(x?.depth), kind: String(x?.kind), summaryId: id };
 }
 
-function reference(query: string, scope: 'messages' | 'summaries' | 'both', sort: 'relevance' | 'recency' | 'hybrid', limit: number, now: number): { matches: Match[]; truncated: boolean } {
-  const req = { query, limit, sort, now };
+/** Narrowing beyond the query: one conversation (its session id), a time window. */
+interface Narrow {
+  sessionId?: string;
+  since?: number;
+  before?: number;
+}
+
+function reference(query: string, scope: 'messages' | 'summaries' | 'both', sort: 'relevance' | 'recency' | 'hybrid', limit: number, now: number, narrow: Narrow = {}): { matches: Match[]; truncated: boolean } {
+  const req = { query, limit, sort, now, ...(narrow.since === undefined ? {} : { since: narrow.since }), ...(narrow.before === undefined ? {} : { before: narrow.before }) };
   const found: { ranked: Ranked; make: () => Match }[] = [];
   let total = 0;
   if (scope !== 'summaries') {
-    const r = searchFts(s.store.db, HISTORY_FTS, { ...req, excludeScopes: EXCLUDED_SOURCES });
+    const r = searchFts(s.store.db, HISTORY_FTS, narrow.sessionId ? { ...req, filters: { session_id: narrow.sessionId } } : { ...req, excludeScopes: EXCLUDED_SOURCES });
     if (!r.ok) throw new Error(r.reason);
     total += r.total;
     for (const h of r.hits) found.push({ ranked: h, make: () => referenceMessage(r.match, h) });
   }
   if (scope !== 'messages') {
-    const r = searchFts(s.store.db, LCM_SUMMARY_FTS, req);
+    const r = searchFts(s.store.db, LCM_SUMMARY_FTS, narrow.sessionId ? { ...req, scope: narrow.sessionId } : req);
     if (!r.ok) throw new Error(r.reason);
     total += r.total;
     for (const h of r.hits) found.push({ ranked: h, make: () => referenceSummary(r.match, h) });
@@ -91,5 +98,40 @@ describe('lcm_grep full_text results', () => {
     expect(compared).toBeGreaterThan(600);
     // The comparison covers tool calls and results (with a tool name) as well as plain messages.
     expect(roles.has('tool_result') && roles.has('assistant')).toBe(true);
+  });
+
+  it('equal the slow reference within one conversation and within a time window (the filtered scorer paths)', async () => {
+    // The two conversations with the most messages, so each search has something to rank.
+    const convs = queryRows(
+      s.store.db,
+      `SELECT s.rowid AS n, s.id FROM sessions s WHERE s.source NOT IN (${EXCLUDED_SOURCES.map(() => '?').join(',')})
+       ORDER BY (SELECT count(*) FROM events e WHERE e.session_id = s.id) DESC, s.rowid LIMIT 2`,
+      [...EXCLUDED_SOURCES],
+    );
+    const times = queryRows(s.store.db, 'SELECT created_at AS t FROM events WHERE created_at IS NOT NULL ORDER BY created_at').map((r) => Number(r.t));
+    const since = times[Math.floor(times.length / 4)] as number;
+    const before = times[Math.floor((times.length * 3) / 4)] as number;
+    expect(convs.length).toBe(2);
+    let compared = 0;
+    for (const query of ['ollama', 'error', 'the model', 'config*', 'file']) {
+      for (const scope of ['messages', 'summaries', 'both'] as const) {
+        for (const sort of ['relevance', 'recency', 'hybrid'] as const) {
+          const cases: { args: Record<string, unknown>; narrow: Narrow }[] = [
+            ...convs.map((c) => ({ args: { conversationId: Number(c.n) }, narrow: { sessionId: String(c.id) } })),
+            { args: { allConversations: true, since: new Date(since).toISOString(), before: new Date(before).toISOString() }, narrow: { since, before } },
+          ];
+          for (const { args, narrow } of cases) {
+            const want = reference(query, scope, sort, 20, s.store.now, narrow);
+            const got = (await invokeTool(findTool('lcm_grep')!, { pattern: query, mode: 'full_text', scope, sort, limit: 20, ...args }, s, { client: 'test' })) as { ok: boolean; matches: Match[]; truncated: boolean };
+            const label = `${query} ${scope} ${sort} ${JSON.stringify(args)}`;
+            expect(got.ok, label).toBe(true);
+            expect(got.matches, label).toEqual(want.matches);
+            expect(got.truncated, label).toBe(want.truncated);
+            compared += want.matches.length;
+          }
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(200);
   });
 });
