@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DEFLATE_MIN_CHARS, encodeLine, parseOperation, type Operation } from '../../src/core/store/journal';
 import { openServices } from '../../src/core/services';
@@ -26,11 +26,11 @@ function historyPicture(db: Parameters<typeof queryRows>[0]) {
 }
 
 describe('journal lines', () => {
-  it('a large operation is written deflated, keeps op and at readable, and reads back identical', () => {
+  it('a large operation is written compressed (brotli), keeps op and at readable, and reads back identical', () => {
     const op: Operation = { op: 'test.big', at: 1700000000000, text: 'lorem ipsum dolor '.repeat(400), list: [1, null, 'é'] };
     const line = encodeLine(op);
     expect(line.length).toBeLessThan(JSON.stringify(op).length / 4);
-    expect(line).toMatch(/^\{"op":"test\.big","at":1700000000000,"deflated":"/);
+    expect(line).toMatch(/^\{"op":"test\.big","at":1700000000000,"brotli":"/);
     expect(parseOperation(line)).toEqual(op);
   });
 
@@ -39,10 +39,14 @@ describe('journal lines', () => {
     expect(encodeLine(op)).toBe(JSON.stringify(op));
   });
 
-  it('a deflated line that is damaged or does not match its envelope is a problem, not an operation', () => {
+  it('a compressed line that is damaged or does not match its envelope is a problem, not an operation', () => {
     expect(parseOperation('{"op":"a","at":1,"deflated":"!!!not deflate"}')).toMatch(/deflated operation "a" cannot be read/);
-    const other = JSON.parse(encodeLine({ op: 'a', at: 1, pad: 'y'.repeat(5000) })) as { deflated: string };
-    expect(parseOperation(JSON.stringify({ op: 'b', at: 1, deflated: other.deflated }))).toMatch(/does not match its line/);
+    expect(parseOperation('{"op":"a","at":1,"brotli":"!!!not brotli"}')).toMatch(/brotli operation "a" cannot be read/);
+    const other = JSON.parse(encodeLine({ op: 'a', at: 1, pad: 'y'.repeat(5000) })) as { brotli: string };
+    expect(parseOperation(JSON.stringify({ op: 'b', at: 1, brotli: other.brotli }))).toMatch(/brotli operation "b" does not match its line/);
+    const old = deflateRawSync(Buffer.from(JSON.stringify({ op: 'a', at: 1, pad: 'y'.repeat(5000) }))).toString('base64');
+    expect(parseOperation(JSON.stringify({ op: 'b', at: 1, deflated: old }))).toMatch(/deflated operation "b" does not match its line/);
+    expect(parseOperation(JSON.stringify({ op: 'a', at: 1, deflated: old, brotli: other.brotli }))).toMatch(/holds both/);
   });
 });
 
@@ -52,10 +56,10 @@ describe('history import journal', () => {
     const a = await openTemp(home);
     const report = await a.importer.importPaths([transcriptFixtures()]);
     expect(report.files).toBeGreaterThan(5);
-    const lines = journalOf(home).map((l) => JSON.parse(l) as { op: string; deflated?: string });
+    const lines = journalOf(home).map((l) => JSON.parse(l) as { op: string; brotli?: string });
     expect(lines.filter((l) => l.op === 'history.file.imported')).toHaveLength(report.files - report.unchanged_files);
     expect(lines.filter((l) => l.op === 'history.file.seen' || l.op === 'history.session.imported')).toHaveLength(0);
-    expect(lines.some((l) => typeof l.deflated === 'string')).toBe(true);
+    expect(lines.some((l) => typeof l.brotli === 'string')).toBe(true);
     const written = historyPicture(a.store.db);
     expect(written.events.length).toBe(report.events);
 
@@ -64,6 +68,32 @@ describe('history import journal', () => {
     await a.store.rebuild();
     expect(historyPicture(a.store.db)).toEqual(written);
     a.store.close();
+    b.store.close();
+  });
+
+  it('a journal mixing deflated lines of earlier builds with brotli lines replays to identical rows', async () => {
+    const home = tempHome('mixedlines');
+    const a = await openTemp(home);
+    await a.importer.importPaths([transcriptFixtures()]);
+    const written = historyPicture(a.store.db);
+    a.store.close();
+    // Every other compressed line rewritten as earlier builds wrote it: deflate level 1, base64.
+    let n = 0;
+    const mixed = journalOf(home).map((line) => {
+      const v = JSON.parse(line) as { op: string; at: number; brotli?: string };
+      if (typeof v.brotli !== 'string' || n++ % 2 === 1) return line;
+      const op = parseOperation(line) as Operation;
+      return JSON.stringify({ op: v.op, at: v.at, deflated: deflateRawSync(Buffer.from(JSON.stringify(op), 'utf8'), { level: 1 }).toString('base64') });
+    });
+    expect(n).toBeGreaterThan(3);
+    const other = tempHome('mixedlines-replay');
+    fs.writeFileSync(path.join(other, 'journal.jsonl'), mixed.join('\n') + '\n');
+    const kinds = mixed.map((l) => JSON.parse(l) as { brotli?: string; deflated?: string });
+    expect(kinds.filter((l) => typeof l.deflated === 'string').length).toBeGreaterThan(1);
+    expect(kinds.filter((l) => typeof l.brotli === 'string').length).toBeGreaterThan(1);
+    const b = await openTemp(other);
+    expect(b.store.journalProblems).toBe(0);
+    expect(historyPicture(b.store.db)).toEqual(written);
     b.store.close();
   });
 

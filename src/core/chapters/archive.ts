@@ -109,10 +109,11 @@ export async function archiveAndOpen(store: Store, req: ContinueRequest): Promis
 
   // Content first: a journal line never names a blob that is not on disk.
   for (const r of rendered) {
-    store.blobs.put(r.markdown);
-    for (const p of r.plans) store.blobs.put(p.markdown);
+    // Plain files: chapters_search hands out their paths for a plain read.
+    store.blobs.putReadable(r.markdown);
+    for (const p of r.plans) store.blobs.putReadable(p.markdown);
   }
-  const firstSha = store.blobs.put(first.text);
+  const firstSha = store.blobs.putReadable(first.text);
   const childId = `rcs_${newId(at)}`;
   const op: ChaptersArchived = {
     op: 'chapters.archived',

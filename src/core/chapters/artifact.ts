@@ -31,9 +31,8 @@ export function openArtifact(store: Store, ref: string): ArtifactText | Refusal 
   else if (/^rcs_[0-9a-z]+$/.test(r)) sha = str(queryScalar(store.db, 'SELECT first_message_sha FROM child_sessions WHERE id = ?', [r]));
   else if (/^[0-9a-f]{64}$/.test(r)) sha = r;
   else if (path.isAbsolute(r)) {
-    const base = path.basename(r);
-    if (/^[0-9a-f]{64}$/.test(base) && path.resolve(r) === store.blobs.pathOf(base)) sha = base;
-    else return refuse(`"${r.slice(0, 200)}" is not a file of Recollect's blob store; chapters_artifact reads only archived chapters, plans and stored outputs.`);
+    sha = store.blobs.hashOfPath(r);
+    if (!sha) return refuse(`"${r.slice(0, 200)}" is not a file of Recollect's blob store; chapters_artifact reads only archived chapters, plans and stored outputs.`);
   } else return refuse(`ref "${r.slice(0, 120)}" is not a chapter id (ch_…), plan id (plan_…), child session id (rcs_…), sha256 or blob path; chapters_search and chapters_segment return them.`);
   if (!sha) return refuse(`nothing is archived under "${r}"; chapters_search lists what is.`);
   const content = store.blobs.get(sha);

@@ -82,7 +82,7 @@ export class LcmReads {
     return {
       ok: true, type: 'file', id, conversationId: conversationIdOf(db, String(f.session_id)), content: content.toString('utf8'), fileName: String(f.file_name),
       mimeType: String(f.mime_type), byteSize: Number(f.byte_size), tokenCount: Number(f.tokens), explorationSummary: String(f.exploration),
-      storagePath: this.store.blobs.pathOf(String(f.blob)), createdAt: iso(Number(f.created_at)), sourceMessageId: Number(f.event_id), citedBy,
+      storagePath: this.store.blobs.pathOf(String(f.blob)), storageEncoding: this.store.blobs.encodingOf(String(f.blob)) ?? 'none', createdAt: iso(Number(f.created_at)), sourceMessageId: Number(f.event_id), citedBy,
     };
   }
 

@@ -1,43 +1,138 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
+import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 import { replaceFileDurably } from './durableFile';
+
+/**
+ * Brotli quality for blobs at rest. Measured on the 100 MB bench's 1,925 blobs (18.1 MB):
+ * q5 stores 3.91 MB (4.6×) at ~30 MB/s, q6 3.88 MB, q4 4.21 MB, q9 3.86 MB at 2 MB/s, gzip -6
+ * 4.13 MB; q5 reads back at ~100–200 MB/s on a shared 2-core machine.
+ */
+const BROTLI_QUALITY = 5;
+/** A compressed copy that saves less than this share is not worth the decoding on every read. */
+const MIN_SAVING = 0.1;
+/** The suffix of a compressed blob's file name; a file without it holds the blob's bytes as they are. */
+export const COMPRESSED_SUFFIX = '.br';
+
+export type BlobEncoding = 'brotli' | 'none';
 
 /**
  * Content-addressed files for large payloads (tool outputs, artifacts, raw imported lines), so
  * the in-memory database stays a small index. A blob is durable before its hash is returned,
  * so a journal line that names it never points at nothing.
+ *
+ * The address is always the sha256 of the original bytes. The file's NAME says how they are
+ * kept: `<hash>.br` holds them brotli-compressed, `<hash>` holds them as they are (every blob
+ * written before compression, files handed out for a plain read, and content that does not
+ * shrink). Telling the two apart by name, not by sniffing the bytes, is what makes it safe: a
+ * raw blob may begin with any bytes at all, brotli has no magic number, and both forms of one
+ * hash decode to the same bytes, so a store holding either or both reads correctly.
  */
 export class BlobStore {
   constructor(private readonly root: string) {
     fs.mkdirSync(root, { recursive: true });
   }
 
+  /** Stores content compressed (when that saves enough); its hash addresses it either way. */
   put(content: string | Uint8Array): string {
-    const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-    const hash = createHash('sha256').update(bytes).digest('hex');
-    const file = this.pathOf(hash);
-    if (fs.existsSync(file)) return hash;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    replaceFileDurably(file, bytes);
+    const bytes = toBytes(content);
+    const hash = sha256(bytes);
+    const plain = this.plainPath(hash);
+    const packed = plain + COMPRESSED_SUFFIX;
+    if (fs.existsSync(packed) || fs.existsSync(plain)) return hash;
+    const compressed = brotliCompressSync(bytes, {
+      params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+    });
+    fs.mkdirSync(path.dirname(plain), { recursive: true });
+    if (compressed.length <= bytes.length * (1 - MIN_SAVING)) replaceFileDurably(packed, compressed);
+    else replaceFileDurably(plain, bytes);
     return hash;
   }
 
+  /**
+   * Stores content as a plain file that a person or an agent reads by its path (archived
+   * chapters): `pathOf` then names that file. A compressed copy already there stays; both decode
+   * to the same bytes.
+   */
+  putReadable(content: string | Uint8Array): string {
+    const bytes = toBytes(content);
+    const hash = sha256(bytes);
+    const plain = this.plainPath(hash);
+    if (fs.existsSync(plain)) return hash;
+    fs.mkdirSync(path.dirname(plain), { recursive: true });
+    replaceFileDurably(plain, bytes);
+    return hash;
+  }
+
+  /** The original bytes, whichever form holds them. */
   get(hash: string): Buffer | undefined {
-    if (!/^[0-9a-f]{64}$/.test(hash)) return undefined;
-    try {
-      return fs.readFileSync(this.pathOf(hash));
-    } catch {
-      return undefined;
+    if (!isHash(hash)) return undefined;
+    const plain = this.plainPath(hash);
+    const packed = readIfThere(plain + COMPRESSED_SUFFIX);
+    if (packed) {
+      try {
+        return brotliDecompressSync(packed);
+      } catch {
+        // A damaged compressed copy: a plain copy of the same hash, if any, still answers.
+      }
     }
+    return readIfThere(plain);
   }
 
   has(hash: string): boolean {
-    return /^[0-9a-f]{64}$/.test(hash) && fs.existsSync(this.pathOf(hash));
+    return this.encodingOf(hash) !== undefined;
   }
 
-  /** Where a blob lives on disk (lcm_describe reports it as a stored file's path). */
+  /** How the blob is kept on disk, or undefined when it is missing. */
+  encodingOf(hash: string): BlobEncoding | undefined {
+    if (!isHash(hash)) return undefined;
+    const plain = this.plainPath(hash);
+    if (fs.existsSync(plain)) return 'none';
+    return fs.existsSync(plain + COMPRESSED_SUFFIX) ? 'brotli' : undefined;
+  }
+
+  /**
+   * The file that holds a blob: the plain one when there is one (readable as it is), else the
+   * compressed one (`.br`: readable only after brotli decoding — `encodingOf` says which). For a
+   * missing blob, the plain path it would have.
+   */
   pathOf(hash: string): string {
+    const plain = this.plainPath(hash);
+    return !fs.existsSync(plain) && fs.existsSync(plain + COMPRESSED_SUFFIX) ? plain + COMPRESSED_SUFFIX : plain;
+  }
+
+  /** The hash a path inside this store names (either form), or undefined for any other path. */
+  hashOfPath(file: string): string | undefined {
+    const resolved = path.resolve(file);
+    const base = path.basename(resolved);
+    const hash = base.endsWith(COMPRESSED_SUFFIX) ? base.slice(0, -COMPRESSED_SUFFIX.length) : base;
+    if (!isHash(hash)) return undefined;
+    const plain = this.plainPath(hash);
+    return resolved === plain || resolved === plain + COMPRESSED_SUFFIX ? hash : undefined;
+  }
+
+  private plainPath(hash: string): string {
     return path.join(this.root, hash.slice(0, 2), hash);
+  }
+}
+
+function toBytes(content: string | Uint8Array): Uint8Array {
+  return typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+function isHash(hash: string): boolean {
+  return /^[0-9a-f]{64}$/.test(hash);
+}
+
+function readIfThere(file: string): Buffer | undefined {
+  try {
+    return fs.readFileSync(file);
+  } catch {
+    return undefined;
   }
 }
