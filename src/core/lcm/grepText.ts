@@ -3,10 +3,16 @@ import type { CompiledPattern } from './regexPattern';
 /** What lcm_grep's regex scan does with a candidate's text besides the regex itself: cheap literal checks first, the excerpt after. */
 
 const SNIPPET_CONTEXT = 80;
+/** In relevance order a regex match scores by how often it occurs, up to this many. */
+const MAX_COUNTED = 1000;
+
+/** What the regex found in one text: where its first match is, and how many there are (1 when not counted). */
+export type Outcome = { index: number; length: number; count: number } | null;
 
 export interface LiteralCheck {
   text(text: string): boolean;
-  bytes(bytes: Buffer): boolean;
+  /** A check on the raw UTF-8 bytes, when one is cheaper than decoding them (else the decoded text is checked). */
+  bytes?: ((bytes: Buffer) => boolean) | undefined;
 }
 
 /**
@@ -19,14 +25,13 @@ export function literalCheck(pattern: CompiledPattern): LiteralCheck | undefined
   if (!literals.length) return undefined;
   if (pattern.caseInsensitive) {
     // Without the u flag, /i folds an ASCII letter only with ASCII letters, so each literal,
-    // searched with the same flag, is found wherever a match holds it; read as latin1, UTF-8
-    // bytes keep their ASCII bytes where they were and no other byte folds to ASCII. A regex of
-    // the literal alone skips the copy lower-casing the whole text would make. With u, /i also
-    // folds ſ and K into s and k: no check.
+    // searched with the same flag, is found wherever a match holds it. A regex of the literal
+    // alone skips the copy lower-casing the whole text would make. With u, /i also folds ſ and K
+    // into s and k: no check. No byte check: it would need a decoded copy (latin1) as dear as the
+    // UTF-8 text the regex reads, so a blob is decoded once and its text checked.
     if (pattern.regex.flags.includes('u') || !literals.every((l) => /^[\x00-\x7f]+$/.test(l))) return undefined;
     const res = literals.map((l) => new RegExp(l.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'i'));
-    const holds = (t: string) => res.every((re) => re.test(t));
-    return { text: holds, bytes: (bytes) => holds(bytes.toString('latin1')) };
+    return { text: (t: string) => res.every((re) => re.test(t)) };
   }
   const encoded = literals.map((l) => Buffer.from(l, 'utf8'));
   // A lone surrogate or U+FFFD has no exact byte form: decoding can produce U+FFFD from bytes
@@ -46,4 +51,17 @@ export function regexSnippet(text: string, index: number, length: number): strin
   const match = text.slice(index, index + length);
   const shown = match.length > 200 ? `${match.slice(0, 200)}…` : match;
   return `${start > 0 ? '…' : ''}${flat(text.slice(start, index))}[${flat(shown)}]${flat(text.slice(index + length, end))}${end < text.length ? '…' : ''}`;
+}
+
+/** The regex's first match in `text` and, when `counting`, how many matches it holds (up to MAX_COUNTED). */
+export function testText(re: RegExp, text: string, counting: boolean): Outcome {
+  re.lastIndex = 0;
+  const first = re.exec(text);
+  if (!first) return null;
+  let count = 1;
+  if (counting) {
+    if (first[0] === '') re.lastIndex++;
+    while (count < MAX_COUNTED && re.exec(text)) count++;
+  }
+  return { index: first.index, length: first[0].length, count };
 }

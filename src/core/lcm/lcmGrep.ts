@@ -5,10 +5,12 @@ import { sortValue, topK, type Ranked, type SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
 import { Conditions, queryRows, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
+import { BlobGrams, gramKeys, mayHold } from './blobGrams';
+import { messageCandidates, summaryCandidates, type Statement } from './grepCandidates';
 import type { ConversationScope } from './conversations';
 import { allMessages, ExcludedEvents } from './excludedEvents';
 import { FtsVocabulary, termTest } from './ftsVocabulary';
-import { literalCheck, regexSnippet, type LiteralCheck } from './grepText';
+import { literalCheck, regexSnippet, testText, type LiteralCheck, type Outcome } from './grepText';
 import { EXCLUDED_SOURCES } from './lcmConfig';
 import { LCM_SUMMARY_FTS } from './lcmSchema';
 import { compilePattern, ftsPrefilter, regexSyntaxIn, type CompiledPattern } from './regexPattern';
@@ -45,25 +47,32 @@ type Source = 'message' | 'summary';
 interface Candidate {
   id: number;
   at: number;
+  /** Empty when `tested` already holds the outcome. */
   text: string;
   /** A large event's blob: the same content, and so the same outcome, wherever it recurs. */
   blob?: string | undefined;
+  tested?: Tested | undefined;
 }
 
-/** What the regex found in one text: where its first match is, and how many there are (1 when not counted). */
-type Outcome = { index: number; length: number; count: number } | null;
+/** A blob already tested in this call: its outcome, its text's length (for the stats) and, once shown, its excerpt. */
+interface Tested {
+  outcome: Outcome;
+  chars: number;
+  snippet?: string;
+}
 
 /**
  * Blobs are content-addressed, so a large output that recurs (a file read again, a command
- * re-run) is one blob: within one search it is read, checked and tested once. Decoded texts are
- * kept up to this many characters; outcomes are small and always kept.
+ * re-run) is one blob: within one search it is read, checked and tested once. What is kept is
+ * the outcome and the excerpt, not the text: keeping decoded texts alive through a long scan
+ * had the garbage collector copying tens of megabytes for nothing.
  */
-const MEMO_CHARS = 32 * 1024 * 1024;
-
 interface BlobMemo {
-  texts: Map<string, string | null>;
-  chars: number;
-  outcomes: Map<string, Outcome>;
+  /** Blobs that cannot hold the pattern's literals (their filter or their text said so). */
+  ruledOut: Set<string>;
+  tested: Map<string, Tested>;
+  /** The pattern's literals as keys of the blobs' trigram filters, when they can rule a blob out. */
+  keys: Uint8Array[] | undefined;
 }
 
 interface Hit {
@@ -79,18 +88,20 @@ export interface ScanStats {
   /** Candidates the regex ran on: those that hold the pattern's literals (when a plain search can tell). */
   scanned: number;
   bytesScanned: number;
+  /** Large events' blobs opened and decoded; the others were ruled out by their trigram filter (or read earlier in the call). */
+  blobsRead: number;
 }
 
 const FETCH_BATCH = 200;
-/** In relevance order a regex match scores by how often it occurs, up to this many. */
-const MAX_COUNTED = 1000;
 
 export class LcmGrep {
   private readonly excluded: ExcludedEvents;
   private readonly vocabulary = new FtsVocabulary();
+  private readonly grams: BlobGrams;
 
   constructor(private readonly store: Store) {
     this.excluded = new ExcludedEvents(store);
+    this.grams = new BlobGrams(store.home);
   }
 
   grep(req: GrepRequest, scope: ConversationScope) {
@@ -161,34 +172,40 @@ export class LcmGrep {
     else where.add(msg ? 'e.session_id = ?' : 'x.session_id = ?', scope.sessionId);
     where.addIf(req.since, `${at} >= ?`).addIf(req.before, `${at} < ?`);
     const prefilter = this.prefilter(source, pattern);
-    if (prefilter) where.add(prefilter.sql, ...prefilter.params);
-    const from = msg ? 'events e JOIN sessions s ON s.id = e.session_id' : 'lcm_summaries x JOIN sessions s ON s.id = x.session_id';
-    // Messages bring their blob hash along (the prefilter reads that column anyway), so a large
-    // event's text comes straight from its blob without a second visit to its row.
-    const select = `SELECT ${msg ? 'e.id' : 'x.n'} AS id, ${at} AS at${msg ? ', e.blob AS blob' : ''}`;
-    const stats: ScanStats = { prefilter: prefilter?.name ?? 'none', candidates: 0, scanned: 0, bytesScanned: 0 };
+    // Large events come with their blob hash, so their text comes straight from the blob without a second visit to their row.
+    const statements = (msg ? messageCandidates : summaryCandidates)(at, { sql: where.sql, params: where.params }, prefilter);
+    const stats: ScanStats = { prefilter: prefilter?.name ?? 'none', candidates: 0, scanned: 0, bytesScanned: 0, blobsRead: 0 };
     const hits: Hit[] = [];
     const now = this.store.now;
     const stopEarly = req.sort === 'recency';
     let truncated = false;
     const holds = literalCheck(pattern);
-    const memo: BlobMemo = { texts: new Map(), chars: 0, outcomes: new Map() };
+    const memo: BlobMemo = { ruledOut: new Set(), tested: new Map(), keys: msg ? gramKeys(pattern) : undefined };
+    if (msg) this.grams.refresh();
     const candidates = stopEarly
-      ? this.newestFirst(source, `${select} FROM ${from} WHERE ${where.sql} ORDER BY at DESC, id DESC`, where.params, stats, holds, memo)
-      : this.allInOnePass(`${select}, ${msg ? 'CASE WHEN e.blob IS NULL THEN e.text END' : 'x.content'} AS text FROM ${from} WHERE ${where.sql}`, where.params, stats, holds, memo);
-    for (const { id, at: createdAt, text, blob } of candidates) {
-      stats.scanned++;
-      stats.bytesScanned += text.length;
-      const known = blob === undefined ? undefined : memo.outcomes.get(blob);
-      const outcome = known !== undefined ? known : testText(pattern.regex, text, !stopEarly);
-      if (blob !== undefined) memo.outcomes.set(blob, outcome);
-      if (!outcome) continue;
-      if (stopEarly && hits.length >= req.limit) {
-        truncated = true;
-        break;
+      ? this.newestFirst(source, statements.newestFirst, stats, holds, memo)
+      : this.allInOnePass(statements.allInOnePass, stats, holds, memo);
+    try {
+      for (const { id, at: createdAt, text, blob, tested: known } of candidates) {
+        stats.scanned++;
+        stats.bytesScanned += known ? known.chars : text.length;
+        const outcome = known ? known.outcome : testText(pattern.regex, text, !stopEarly);
+        const tested = known ?? (blob === undefined ? undefined : { outcome, chars: text.length });
+        if (tested && !known && blob !== undefined) memo.tested.set(blob, tested);
+        if (!outcome) continue;
+        if (stopEarly && hits.length >= req.limit) {
+          truncated = true;
+          break;
+        }
+        // A blob's first match either ended the scan or was excerpted here, so a repeat always finds its excerpt.
+        const snippet = tested?.snippet ?? regexSnippet(text, outcome.index, outcome.length);
+        if (tested) tested.snippet = snippet;
+        const { count } = outcome;
+        hits.push({ source, ranked: { docid: id, bm25: count, createdAt, score: sortValue(req.sort, count, createdAt, now) }, snippet });
       }
-      const { count } = outcome;
-      hits.push({ source, ranked: { docid: id, bm25: count, createdAt, score: sortValue(req.sort, count, createdAt, now) }, snippet: regexSnippet(text, outcome.index, outcome.length) });
+    } finally {
+      // The filters of the blobs this call read are kept even when it stopped early.
+      if (msg) this.grams.flush();
     }
     // A full pass reads in whatever order SQLite found the rows; the hits go on newest first, as a recency scan lists them.
     if (!stopEarly) hits.sort((a, b) => b.ranked.createdAt - a.ranked.createdAt || b.ranked.docid - a.ranked.docid);
@@ -199,22 +216,19 @@ export class LcmGrep {
     if (!pattern.literals.length) return undefined;
     const msg = source === 'message';
     const match = pattern.literals.map(ftsPrefilter).filter((m): m is string => !!m).join(' ');
-    const spill = msg ? ' OR e.blob IS NOT NULL' : '';
+    // These narrow inline texts only: large events are candidates whatever their indexed head holds.
     if (match) {
       const table = msg ? HISTORY_FTS : LCM_SUMMARY_FTS;
-      // One id list (the matches, then the large events from their partial index) that SQLite
-      // walks by rowid; an OR beside the IN would make it scan every event instead.
-      const large = msg ? ' UNION ALL SELECT id FROM events WHERE blob IS NOT NULL' : '';
-      return { sql: `${msg ? 'e.id' : 'x.n'} IN (SELECT docid FROM ${table} WHERE ${table} MATCH ?${large})`, params: [match], name: 'fts' };
+      return { sql: `${msg ? 'e.id' : 'x.n'} IN (SELECT docid FROM ${table} WHERE ${table} MATCH ?)`, params: [match], name: 'fts' };
     }
     const vocabulary = this.vocabularyPrefilter(source, pattern);
     if (vocabulary) return vocabulary;
     const column = msg ? 'e.text' : 'x.content';
     const literal = pattern.literals[0] as string;
-    if (!pattern.caseInsensitive) return { sql: `(instr(${column}, ?) > 0${spill})`, params: [literal], name: 'substring' };
+    if (!pattern.caseInsensitive) return { sql: `instr(${column}, ?) > 0`, params: [literal], name: 'substring' };
     // SQLite's lower() folds ASCII only, so only an ASCII literal can be narrowed case-insensitively.
     if (/^[\x20-\x7e]+$/.test(literal) && !pattern.regex.flags.includes('u')) {
-      return { sql: `(instr(lower(${column}), ?) > 0${spill})`, params: [literal.toLowerCase()], name: 'substring' };
+      return { sql: `instr(lower(${column}), ?) > 0`, params: [literal.toLowerCase()], name: 'substring' };
     }
     return undefined;
   }
@@ -231,67 +245,86 @@ export class LcmGrep {
     const table = msg ? HISTORY_FTS : LCM_SUMMARY_FTS;
     const match = this.vocabulary.matchingTerms(this.store.db, table, test);
     if (match === undefined) return undefined;
-    const large = msg ? 'SELECT id FROM events WHERE blob IS NOT NULL' : '';
-    const indexed = match ? `SELECT docid FROM ${table} WHERE ${table} MATCH ?` : '';
-    const ids = [indexed, large].filter(Boolean).join(' UNION ALL ');
-    return { sql: ids ? `${msg ? 'e.id' : 'x.n'} IN (${ids})` : '0', params: match ? [match] : [], name: 'vocabulary' };
+    // No term holds the literal: no inline text can (large events are still read).
+    if (!match) return { sql: '0', params: [], name: 'vocabulary' };
+    return { sql: `${msg ? 'e.id' : 'x.n'} IN (SELECT docid FROM ${table} WHERE ${table} MATCH ?)`, params: [match], name: 'vocabulary' };
   }
 
   /** Candidates newest first, their texts read a batch at a time: recency stops at `limit` matches, so only what it needs is read. */
-  private *newestFirst(source: Source, sql: string, params: SqlValue[], stats: ScanStats, holds: LiteralCheck | undefined, memo: BlobMemo): Generator<Candidate> {
+  private *newestFirst(source: Source, statement: Statement, stats: ScanStats, holds: LiteralCheck | undefined, memo: BlobMemo): Generator<Candidate> {
     const db = this.store.db;
-    const ids = queryRows(db, sql, params);
+    const ids = queryRows(db, statement.sql, statement.params);
     stats.candidates = ids.length;
     for (let i = 0; i < ids.length; i += FETCH_BATCH) {
       const batch = ids.slice(i, i + FETCH_BATCH);
-      const texts = this.texts(source, batch, holds, memo);
+      const texts = this.texts(source, batch, holds, memo, stats);
       for (const row of batch) {
+        const blob = typeof row.blob === 'string' ? row.blob : undefined;
+        const tested = blob === undefined ? undefined : memo.tested.get(blob);
+        if (tested) {
+          yield { id: Number(row.id), at: Number(row.at), text: '', blob, tested };
+          continue;
+        }
         const text = texts.get(Number(row.id));
-        if (text !== undefined) yield { id: Number(row.id), at: Number(row.at), text, blob: typeof row.blob === 'string' ? row.blob : undefined }; // else it cannot hold the pattern's literals
+        if (text !== undefined) yield { id: Number(row.id), at: Number(row.at), text, blob }; // else it cannot hold the pattern's literals
       }
     }
   }
 
   /**
-   * Every candidate with its text in one statement, in the order SQLite finds them: a full pass
+   * Every candidate with its text (or blob hash), in the order SQLite finds them: a full pass
    * needs no order, and reading the text beside the id saves visiting every row a second time.
+   * Rows are read as arrays (id, at, text or blob): an object per row costs more than the row.
    */
-  private *allInOnePass(sql: string, params: SqlValue[], stats: ScanStats, holds: LiteralCheck | undefined, memo: BlobMemo): Generator<Candidate> {
-    const stmt = this.store.db.prepare(sql);
-    try {
-      stmt.bind(params);
-      while (stmt.step()) {
-        stats.candidates++;
-        const r = stmt.getAsObject();
-        const blob = typeof r.blob === 'string' ? r.blob : undefined;
-        const text = blob !== undefined ? this.blobText(blob, holds, memo) : String(r.text ?? '');
-        if (text === undefined || (blob === undefined && holds && !holds.text(text))) continue;
-        yield { id: Number(r.id), at: Number(r.at), text, blob };
+  private *allInOnePass(statements: readonly Statement[], stats: ScanStats, holds: LiteralCheck | undefined, memo: BlobMemo): Generator<Candidate> {
+    for (const { sql, params } of statements) {
+      const stmt = this.store.db.prepare(sql);
+      try {
+        stmt.bind(params);
+        const large = stmt.getColumnNames()[2] === 'blob';
+        while (stmt.step()) {
+          stats.candidates++;
+          const [id, at, third] = stmt.get();
+          const blob = large && typeof third === 'string' ? third : undefined;
+          const tested = blob === undefined ? undefined : memo.tested.get(blob);
+          if (tested) {
+            yield { id: Number(id), at: Number(at), text: '', blob, tested };
+            continue;
+          }
+          const text = blob !== undefined ? this.blobText(blob, holds, memo, stats) : String(third ?? '');
+          if (text === undefined || (blob === undefined && holds && !holds.text(text))) continue;
+          yield { id: Number(id), at: Number(at), text, blob };
+        }
+      } finally {
+        stmt.free();
       }
-    } finally {
-      stmt.free();
     }
   }
 
   /**
-   * A large event's whole text, or undefined when it lacks the pattern's literals: their UTF-8
-   * bytes are searched in the raw blob, since most large tool outputs lack them, and then
-   * neither the decoding nor the regex runs.
+   * A large event's whole text, or undefined when it lacks the pattern's literals. Most large
+   * tool outputs lack them: the blob's trigram filter usually says so without the file being
+   * opened, else its raw bytes are searched for them before they are decoded, and then neither
+   * the decoding nor the regex runs.
    */
-  private blobText(hash: string, holds: LiteralCheck | undefined, memo: BlobMemo): string | undefined {
-    const known = memo.texts.get(hash);
-    if (known !== undefined) return known ?? undefined;
-    const bytes = this.store.blobs.get(hash);
-    const text = holds && bytes && !holds.bytes(bytes) ? null : (bytes?.toString('utf8') ?? '');
-    if (text === null || memo.chars + text.length <= MEMO_CHARS) {
-      memo.texts.set(hash, text);
-      memo.chars += text?.length ?? 0;
+  private blobText(hash: string, holds: LiteralCheck | undefined, memo: BlobMemo, stats: ScanStats): string | undefined {
+    if (memo.ruledOut.has(hash)) return undefined;
+    const filter = memo.keys && this.grams.get(hash);
+    if (filter && memo.keys && !mayHold(filter, memo.keys)) {
+      memo.ruledOut.add(hash);
+      return undefined;
     }
+    const bytes = this.store.blobs.get(hash);
+    stats.blobsRead++;
+    if (bytes) this.grams.add(hash, bytes);
+    const decoded = holds?.bytes && bytes && !holds.bytes(bytes) ? null : (bytes?.toString('utf8') ?? '');
+    const text = decoded !== null && holds && !holds.bytes && !holds.text(decoded) ? null : decoded;
+    if (text === null) memo.ruledOut.add(hash);
     return text ?? undefined;
   }
 
   /** Candidate texts by id; with `holds`, a text without the pattern's literals is left out before it is decoded or tested. */
-  private texts(source: Source, rows: readonly Record<string, SqlValue>[], holds: LiteralCheck | undefined, memo: BlobMemo): Map<number, string> {
+  private texts(source: Source, rows: readonly Record<string, SqlValue>[], holds: LiteralCheck | undefined, memo: BlobMemo, stats: ScanStats): Map<number, string> {
     const db = this.store.db;
     const out = new Map<number, string>();
     if (source === 'summary') {
@@ -302,12 +335,15 @@ export class LcmGrep {
       }
       return out;
     }
-    // The inline head of a large event is not read at all: its whole text comes from the blob.
+    // The inline head of a large event is not read at all: its whole text comes from the blob,
+    // read once per batch (and not at all when an earlier batch tested it).
     const inline: number[] = [];
+    const batch = new Map<string, string | undefined>();
     for (const r of rows) {
       if (typeof r.blob !== 'string') inline.push(Number(r.id));
-      else {
-        const text = this.blobText(r.blob, holds, memo);
+      else if (!memo.tested.has(r.blob)) {
+        const text = batch.has(r.blob) ? batch.get(r.blob) : this.blobText(r.blob, holds, memo, stats);
+        batch.set(r.blob, text);
         if (text !== undefined) out.set(Number(r.id), text);
       }
     }
@@ -349,19 +385,6 @@ export class LcmGrep {
   }
 }
 
-
-/** The regex's first match in `text` and, when `counting`, how many matches it holds (up to MAX_COUNTED). */
-function testText(re: RegExp, text: string, counting: boolean): Outcome {
-  re.lastIndex = 0;
-  const first = re.exec(text);
-  if (!first) return null;
-  let count = 1;
-  if (counting) {
-    if (first[0] === '') re.lastIndex++;
-    while (count < MAX_COUNTED && re.exec(text)) count++;
-  }
-  return { index: first.index, length: first[0].length, count };
-}
 
 /** A hit's indexed text as snippets() reads it: a missing or NULL body is the empty text. */
 function bodyOf(row: HitRow | undefined): string {

@@ -117,6 +117,11 @@ const MIGRATIONS = [
   // index lists them, so the candidates are the FTS matches plus these, looked up by id, instead
   // of a scan of every event. SQLite maintains it on every write, replay included.
   `CREATE INDEX IF NOT EXISTS lcm_events_with_blob ON events(id) WHERE blob IS NOT NULL;`,
+  // The same list, covering what lcm_grep reads of a large event (its blob hash, time and
+  // session): a large row's blob column lies past ~4 KB of inline head, in overflow pages, and
+  // reading it row by row cost more than the whole rest of a selective search.
+  `CREATE INDEX IF NOT EXISTS lcm_large_events ON events(id, blob, created_at, session_id) WHERE blob IS NOT NULL;
+   DROP INDEX IF EXISTS lcm_events_with_blob;`,
 ];
 
 function applySummariesAdded(db: Database, op: Operation): void {
