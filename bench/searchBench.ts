@@ -227,7 +227,8 @@ export function runSearchBench(services: Services, base: Baselines, queries: Ben
       excerptsOf(db(), MEMORY_FTS, found.match, texts, 16, found.total);
       p.parts.excerpts.push(nowMs() - t);
       t = nowMs();
-      chunkRefs(db(), docids);
+      // As searchText does: only note chunks (ref note:…) are looked up.
+      chunkRefs(db(), docids.filter((d) => String(found.rows?.get(d)?.ref ?? '').startsWith('note:')));
       p.parts.chunks.push(nowMs() - t);
       t = nowMs();
       services.memory.vault.index();

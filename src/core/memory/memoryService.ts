@@ -156,7 +156,8 @@ export class MemoryService {
     const refs = found.rows ?? new Map<number, Record<string, unknown>>();
     const texts = new Map(ids.map((id) => [id, bodyOf(refs.get(id))]));
     const excerpts = excerptsOf(db, MEMORY_FTS, found.match, texts, 16, found.total);
-    const chunks = chunkRefs(db, ids);
+    // Only note chunks are in note_chunks (ref note:…): most answers need no lookup at all.
+    const chunks = chunkRefs(db, ids.filter((id) => String(refs.get(id)?.ref ?? '').startsWith('note:')));
     const hits = found.hits.map((h) => {
       const row = refs.get(h.docid);
       const ref = String(row?.ref ?? '');

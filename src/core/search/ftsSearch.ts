@@ -1,4 +1,5 @@
-import { Conditions, queryScalar as scalar, type Database, type SqlValue } from '../store/sqlite';
+import { Conditions, type Database, type SqlValue } from '../store/sqlite';
+import { corpusStats, statsFromDocTotals, statsFromPhraseStats } from './corpusStats';
 import { parseMatchQuery } from './matchQuery';
 import { bm25, idf, sortValue, topK, type Ranked, type SearchSort } from './rank';
 
@@ -100,20 +101,27 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   // With a filter the content row is read anyway, so created_at comes along for free.
   const filtered = where.clauses.length > 1;
   const withTimes = sort !== 'relevance' || filtered;
-  const packed = fetchMatches(db, table, where.sql, where.params, withTimes);
+  // Several phrases need each one's document count ('x'): the matching pass gathers it from the
+  // doclists it has already loaded, where a statement of its own would load them all again. A
+  // docid bound is left to that separate statement, which sees the whole table.
+  const phrases = parsed.match.match(/"[^"]*"/g)?.length ?? 0;
+  const packed = fetchMatches(db, table, where.sql, where.params, withTimes, phrases > 1 && req.minDocid === undefined);
   const none = () => ({ ok: true as const, hits: [], total: 0, match: parsed.match, ...(req.columns ? { rows: new Map<number, HitRow>() } : {}) });
   if (!packed) return none();
 
-  const { docids, mi, sizes, docTotals, createdAt } = packed;
+  const { docids, mi, sizes, docTotals, createdAt, phraseStats } = packed;
   const count = docids.length;
-  const phraseCount = mi[0] as number; // 'p'
-  const cols = mi[1] as number; // 'c'
-  const stride = 2 + phraseCount * cols; // 'pcy': p, c, then y × p × c
+  // 'pcy' holds p and c on every row; the folded pass sends them once, before 'x'.
+  const phraseCount = (phraseStats ? phraseStats[0] : mi[0]) as number; // 'p'
+  const cols = (phraseStats ? phraseStats[1] : mi[1]) as number; // 'c'
+  const head = phraseStats ? 0 : 2;
+  const stride = head + phraseCount * cols; // y × p × c, after p and c for 'pcy'
   if (mi.length !== count * stride) throw new Error(`matchinfo for ${table} has ${mi.length} values, expected ${count} × ${stride}`);
   const docLengths = bodyLengths(sizes, count, cols, table);
 
   const stats =
     (phraseCount === 1 && !filtered && docTotals ? statsFromDocTotals(docTotals, cols, count) : undefined) ??
+    (phraseStats && docTotals ? statsFromPhraseStats(docTotals, phraseStats, table) : undefined) ??
     corpusStats(db, table, parsed.match);
   if (!stats) return none();
 
@@ -128,7 +136,7 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
       skipped++;
       continue;
     }
-    for (let p = 0; p < phraseCount; p++) tf[p] = mi[base + 2 + p * cols] as number; // 'y' for phrase p, column 0
+    for (let p = 0; p < phraseCount; p++) tf[p] = mi[base + head + p * cols] as number; // 'y' for phrase p, column 0
     scores[i] = bm25(tf, docLengths[i] as number, idfs, stats.avgDocLength);
   }
   const kept = (i: number) => !skipped || !skip?.has(docids[i] as number);
@@ -172,8 +180,10 @@ function isColumnName(name: string): boolean {
 
 interface Matches {
   docids: number[];
-  /** Every match's matchinfo 'pcy', back to back. */
+  /** Every match's matchinfo 'pcy', back to back; with phraseStats, only each one's 'y'. */
   mi: Uint32Array;
+  /** matchinfo 'pcx' (the same for every row) when the pass gathered the phrases' statistics. */
+  phraseStats?: Uint32Array | undefined;
   /** Every match's %_docsize record (one varint per column), back to back. */
   sizes: Uint8Array;
   /** The %_stat doctotal record: N, then each column's total token count (varints). */
@@ -181,15 +191,20 @@ interface Matches {
   createdAt?: number[] | undefined;
 }
 
-function fetchMatches(db: Database, table: string, where: string, params: SqlValue[], withTimes: boolean): Matches | undefined {
+function fetchMatches(db: Database, table: string, where: string, params: SqlValue[], withTimes: boolean, withStats: boolean): Matches | undefined {
   // ORDER BY docid (FTS4's own order, so no sort) keeps the subquery from being flattened into
   // the aggregate and runs it as a co-routine; group_concat(x, '') appends blobs byte for byte.
   // Document lengths come from a join on %_docsize: the same record matchinfo 'l' decodes, but
   // 'l' runs a statement of its own per row, which costs about twice as much as the join.
+  // withStats asks for 'pcxy' in the one matchinfo call (two calls with different formats make
+  // FTS4 rebuild its buffer on every row): 'pcx' is the same on every row, so each row keeps only
+  // its 'y' (the last quarter of what follows p and c) and the last row's 'pcx' comes along as a
+  // bare column of the aggregate.
+  const mi = withStats ? `substr(m.mi, -((length(m.mi) - 8) / 4))` : 'm.mi';
   const stmt = db.prepare(
-    `SELECT count(*), group_concat(m.docid), CAST(group_concat(m.mi, '') AS BLOB), CAST(group_concat(d.size, '') AS BLOB),
-            (SELECT value FROM ${table}_stat WHERE id = 0)${withTimes ? ', group_concat(m.created_at)' : ''}
-     FROM (SELECT docid, matchinfo(${table}, 'pcy') AS mi${withTimes ? ', coalesce(created_at, 0) AS created_at' : ''}
+    `SELECT count(*), group_concat(m.docid), CAST(group_concat(${mi}, '') AS BLOB), CAST(group_concat(d.size, '') AS BLOB),
+            (SELECT value FROM ${table}_stat WHERE id = 0)${withTimes ? ', group_concat(m.created_at)' : ''}${withStats ? ', substr(m.mi, 1, 8 + 3 * ((length(m.mi) - 8) / 4))' : ''}
+     FROM (SELECT docid, matchinfo(${table}, '${withStats ? 'pcxy' : 'pcy'}') AS mi${withTimes ? ', coalesce(created_at, 0) AS created_at' : ''}
            FROM ${table} WHERE ${where} ORDER BY docid) AS m
      LEFT JOIN ${table}_docsize AS d ON d.docid = m.docid`,
   );
@@ -199,18 +214,24 @@ function fetchMatches(db: Database, table: string, where: string, params: SqlVal
     const row = stmt.get();
     const count = Number(row[0]);
     if (!count) return undefined;
-    const raw = row[2] as Uint8Array;
-    const bytes = raw.byteOffset % 4 === 0 ? raw : raw.slice(); // a Uint32Array view needs 4-byte alignment
-    const mi = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2); // wasm is little-endian, as is every host node runs on
+    const mi = uint32s(row[2]);
     const sizes = row[3] instanceof Uint8Array ? row[3] : new Uint8Array(0);
     const docids = parseIntList(String(row[1]), count);
     const docTotals = row[4] instanceof Uint8Array ? row[4] : undefined;
     const createdAt = withTimes ? String(row[5]).split(',').map(Number) : undefined;
     if (docids.length !== count || (createdAt && createdAt.length !== count)) throw new Error(`search over ${table} returned misaligned aggregates`);
-    return { docids, mi, sizes, docTotals, createdAt };
+    const phraseStats = withStats ? uint32s(row[withTimes ? 6 : 5]) : undefined;
+    return { docids, mi, sizes, docTotals, createdAt, phraseStats };
   } finally {
     stmt.free();
   }
+}
+
+/** A blob of little-endian uint32s as an array (wasm is little-endian, as is every host node runs on). */
+function uint32s(value: SqlValue | undefined): Uint32Array {
+  if (!(value instanceof Uint8Array)) return new Uint32Array(0);
+  const bytes = value.byteOffset % 4 === 0 ? value : value.slice(); // a Uint32Array view needs 4-byte alignment
+  return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
 }
 
 /** Column 0's token count from each %_docsize record (FTS varints, one per column), as matchinfo 'l' reads it. */
@@ -312,66 +333,4 @@ function readRows(db: Database, table: string, docids: readonly number[], column
     }
   }
   return out;
-}
-
-interface Stats {
-  totalDocs: number;
-  avgDocLength: number;
-  docsWithPhrase: number[];
-  columns: number;
-}
-
-function corpusStats(db: Database, table: string, match: string): Stats | undefined {
-  const hex = scalar(db, `SELECT hex(matchinfo(${table}, 'pcnax')) FROM ${table} WHERE ${table} MATCH ? LIMIT 1`, [match]);
-  if (typeof hex !== 'string') return undefined;
-  const p = readInt(hex, 0, 0);
-  const c = readInt(hex, 0, 1);
-  const n = readInt(hex, 0, 2);
-  const avg = readInt(hex, 0, 3); // 'a' for column 0
-  const xStart = 3 + c;
-  const docsWithPhrase: number[] = [];
-  for (let i = 0; i < p; i++) docsWithPhrase.push(readInt(hex, 0, xStart + 3 * (i * c) + 2));
-  return { totalDocs: n, avgDocLength: avg, docsWithPhrase, columns: c };
-}
-
-/**
- * Corpus statistics for a one-phrase query without filters, without a pass over the doclist:
- * N and the average length exactly as matchinfo 'n' and 'a' compute them from the %_stat
- * doctotal row, and the documents holding the phrase are the matches themselves.
- */
-function statsFromDocTotals(blob: Uint8Array, columns: number, matches: number): Stats | undefined {
-  let at = 0;
-  const varint = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      const b = blob[at++];
-      if (b === undefined) return NaN;
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
-      mul *= 128;
-    }
-  };
-  const n = varint();
-  const tokens = varint(); // column 0 (body)
-  if (!(n > 0) || !Number.isFinite(tokens)) return undefined;
-  // fts3 matchinfo: (u32)(((u32)(nToken & 0xffffffff) + nDoc/2) / nDoc), in integer arithmetic.
-  const avg = Math.floor(((tokens % 4294967296) + Math.floor(n / 2)) / n) >>> 0;
-  return { totalDocs: n >>> 0, avgDocLength: avg, docsWithPhrase: [matches], columns };
-}
-
-/** Reads the `index`-th little-endian uint32 of a hex string starting at `start` (wasm is little-endian). */
-function readInt(s: string, start: number, index: number): number {
-  const at = start + index * 8;
-  return (
-    (hexByte(s, at) | (hexByte(s, at + 2) << 8) | (hexByte(s, at + 4) << 16) | (hexByte(s, at + 6) << 24)) >>> 0
-  );
-}
-
-function hexByte(s: string, at: number): number {
-  return (hexDigit(s.charCodeAt(at)) << 4) | hexDigit(s.charCodeAt(at + 1));
-}
-
-function hexDigit(c: number): number {
-  return c <= 57 ? c - 48 : c - 55; // '0'-'9' then 'A'-'F' (SQLite's hex() is upper case)
 }

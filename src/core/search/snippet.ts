@@ -22,10 +22,22 @@ export interface Tokens {
   is(i: number, word: string, prefix: boolean): boolean;
 }
 
+/**
+ * Folded non-ASCII tokens: normalize('NFD') was the largest single cost of an excerpt on rare
+ * words, and the same words recur from one text to the next. A pure function of its input.
+ */
+const foldedWords = new Map<string, string>();
+
 /** unicode61 with remove_diacritics: case folded, diacritics dropped. */
 export function foldToken(word: string): string {
-  const plain = /^[\x00-\x7f]*$/.test(word) ? word : word.normalize('NFD').replace(MARKS, '');
-  return plain.toLowerCase();
+  if (/^[\x00-\x7f]*$/.test(word)) return word.toLowerCase();
+  let folded = foldedWords.get(word);
+  if (folded === undefined) {
+    folded = word.normalize('NFD').replace(MARKS, '').toLowerCase();
+    if (foldedWords.size >= 65536) foldedWords.clear();
+    foldedWords.set(word, folded);
+  }
+  return folded;
 }
 
 const STARTS = 1;

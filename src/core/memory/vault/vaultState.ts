@@ -90,6 +90,7 @@ export class StaleMonitor {
   private records: { version: number; byPath: Map<string, FileRecord> } | undefined;
   private listing: { version: number; at: number; cost: number; files: Map<string, ListedFile> } | undefined;
   private unrendered: string[] | undefined;
+  private seenVersion: { at: number; v: number } | undefined;
   /** Content hashes of files whose stat moved but content did not (a touch, a checkout). */
   private readonly hashes = new Map<string, { size: number; mtimeMs: number; hash: string }>();
 
@@ -100,10 +101,20 @@ export class StaleMonitor {
 
   check(): Staleness {
     const db = this.store.db;
-    const version = vaultVersion(db);
+    const version = this.vaultVersionNow(db);
     const l = this.listing;
     const reuse = l !== undefined && l.version === version && l.files.size > ALWAYS_LISTED_FILES && l.cost > CHEAP_SCAN_MS && performance.now() - l.at < l.cost * 20;
     return this.compare(db, version, !reuse);
+  }
+
+  /**
+   * vault_version, read again only when the store's version (its journal position) moved: only
+   * a journal operation changes it, and a statement costs a search ~20 µs.
+   */
+  private vaultVersionNow(db: Database): number {
+    const at = this.store.version;
+    if (this.seenVersion?.at !== at) this.seenVersion = { at, v: vaultVersion(db) };
+    return this.seenVersion.v;
   }
 
   /** The next check lists the vault again and looks up unwritten day logs (after index, retire, restore). */

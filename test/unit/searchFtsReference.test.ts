@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MEMORY_FTS } from '../../src/core/memory/memorySchema';
+import { searchFts, type SearchRequest } from '../../src/core/search/ftsSearch';
+import { bm25, idf, sortValue, topK, type Ranked } from '../../src/core/search/rank';
+import type { Services } from '../../src/core/services';
+import { queryRows, queryScalar, type Database } from '../../src/core/store/sqlite';
+import { openTemp } from './helpers/tempStore';
+
+/**
+ * searchFts against BM25 computed the slow, obvious way: every match read row by row with its
+ * own matchinfo 'pcyl' (document length from 'l', not the %_docsize join), N and the average
+ * length from a separate 'pcnax' statement, and each phrase's document count from a count(*)
+ * of that phrase alone — so the statistics the matching pass gathers for several phrases are
+ * checked against numbers it did not produce.
+ */
+let s: Services;
+let clock = Date.parse('2026-10-01T08:00:00Z');
+const WORDS = ['vite', 'build', 'cache', 'deploy', 'review', 'schema', 'index', 'token', 'budget', 'release', 'alpha', 'omega', 'queue', 'worker'];
+
+beforeAll(async () => {
+  s = await openTemp(undefined, () => clock);
+  for (let i = 0; i < 90; i++) {
+    clock += 3_600_000;
+    // Lengths, repeats and word pairs vary so scores differ, and some rows tie.
+    const words = Array.from({ length: 2 + ((i * 7) % 13) }, (_, k) => WORDS[(i * 3 + k * k + (k % 3)) % WORDS.length] as string);
+    const text = `${words.join(' ')}${i % 5 ? ' build cache' : ''}${i % 7 === 0 ? ' vite vite' : ''}`;
+    await s.memory.remember({ statement: text, scope: i % 3 ? 'project:webapp' : undefined }, 'vitest');
+  }
+});
+afterAll(() => s.store.close());
+
+const QUERIES = ['build cache', 'vite build', '"build cache" review', 'alpha omega queue', 'rev* token', 'schema "index token"', 'worker deploy budget release', 'vite', 'nothing here'];
+
+function reference(db: Database, req: SearchRequest): { hits: Ranked[]; total: number } {
+  const phrases = (req.query.match(/"[^"]*"|[^\s"]+/g) ?? []).map((p) => (p.startsWith('"') ? p : `"${p.replace(/\*$/, '')}${p.endsWith('*') ? '*' : ''}"`));
+  const match = phrases.join(req.anyPhrase ? ' OR ' : ' ');
+  const header = queryScalar(db, `SELECT hex(matchinfo(${MEMORY_FTS}, 'pcnax')) FROM ${MEMORY_FTS} WHERE ${MEMORY_FTS} MATCH ? LIMIT 1`, [match]);
+  if (typeof header !== 'string') return { hits: [], total: 0 };
+  const u32 = (hex: string, i: number) => Buffer.from(hex.slice(i * 8, i * 8 + 8), 'hex').readUInt32LE(0);
+  const stats = {
+    totalDocs: u32(header, 2),
+    avgDocLength: u32(header, 3),
+    docsWithPhrase: phrases.map((p) => Number(queryScalar(db, `SELECT count(*) FROM ${MEMORY_FTS} WHERE ${MEMORY_FTS} MATCH ?`, [p]))),
+  };
+  const idfs = idf(stats);
+  const rows = queryRows(db, `SELECT docid, created_at, scope, hex(matchinfo(${MEMORY_FTS}, 'pcyl')) AS mi FROM ${MEMORY_FTS} WHERE ${MEMORY_FTS} MATCH ?`, [match]);
+  const ranked: Ranked[] = [];
+  for (const r of rows) {
+    const docid = Number(r.docid);
+    const at = Number(r.created_at);
+    if (req.scope !== undefined && r.scope !== req.scope) continue;
+    if (req.since !== undefined && at < req.since) continue;
+    if (req.before !== undefined && at >= req.before) continue;
+    if (req.minDocid !== undefined && docid < req.minDocid) continue;
+    if (req.excludeDocids?.has(docid)) continue;
+    const hex = String(r.mi);
+    const p = u32(hex, 0);
+    const c = u32(hex, 1);
+    const tf = Array.from({ length: p }, (_, i) => u32(hex, 2 + i * c));
+    const score = bm25(tf, u32(hex, 2 + p * c), idfs, stats.avgDocLength);
+    ranked.push({ docid, bm25: score, createdAt: at, score: sortValue(req.sort ?? 'relevance', score, at, req.now) });
+  }
+  return { hits: topK(ranked, req.limit), total: ranked.length };
+}
+
+describe('searchFts equals a row-by-row BM25 reference', () => {
+  it('for one and several phrases, AND and OR, every sort, filters, docid bounds and exclusions', () => {
+    const db = s.store.db;
+    const start = Date.parse('2026-10-01T08:00:00Z');
+    let compared = 0;
+    let multiPhraseHits = 0;
+    for (const query of QUERIES)
+      for (const sort of ['relevance', 'recency', 'hybrid'] as const)
+        for (const variant of [{}, { scope: 'project:webapp' }, { since: start + 20 * 3_600_000, before: start + 70 * 3_600_000 }, { minDocid: 30 }, { excludeDocids: new Set([1, 2, 3, 5, 8, 13, 21, 34, 55]) }, { anyPhrase: true }])
+          for (const limit of [1, 4, 25]) {
+            const req: SearchRequest = { query, limit, sort, now: clock, ...variant };
+            const got = searchFts(db, MEMORY_FTS, req);
+            if (!got.ok) throw new Error(got.reason);
+            const want = reference(db, req);
+            expect({ hits: got.hits, total: got.total }, JSON.stringify({ ...req, excludeDocids: undefined })).toEqual(want);
+            compared++;
+            if (query.includes(' ') && !query.startsWith('"')) multiPhraseHits += got.hits.length;
+          }
+    expect(compared).toBe(QUERIES.length * 3 * 6 * 3);
+    expect(multiPhraseHits).toBeGreaterThan(300);
+  });
+});
