@@ -95,11 +95,17 @@ export function printImport(ctx: BenchContext, stage: ImportStage): void {
   result('peak ArrayBuffers (sql.js database + wasm heap)', mb(ours.peakArrayBuffers));
   result('after import: RSS / JS heap after gc', `${mb(ours.rssAfterImport)} / ${mb(ours.heapAfterGc)}`);
   const { snapshot, journal, blobs, blobFiles } = ours.sizes;
-  const total = snapshot + journal + blobs;
+  const sealed = ours.sizes.sealed ?? 0;
+  const total = snapshot + journal + sealed + blobs;
   const frac = total / raw.bytes;
   result('store on disk after close', mb(total));
   result('  store.sqlite (snapshot)', `${mb(snapshot)} (${pct(snapshot / raw.bytes)})`);
-  result('  journal.jsonl', `${mb(journal)} (${pct(journal / raw.bytes)})`);
+  result('  journal.jsonl (live)', `${mb(journal)} (${pct(journal / raw.bytes)})`);
+  result('  journal.sealed (segments)', `${mb(sealed)} (${pct(sealed / raw.bytes)})`);
+  if (ours.seal) {
+    const sl = ours.seal;
+    result('seal after the close (not timed above): build + compress / swap', `${ms(sl.ms)}: ${ms(sl.buildMs)} / ${ms(sl.swapMs)}; ${mb(sl.sealedBytes)} → ${mb(sl.segmentBytes)} (${pct(sl.segmentBytes / sl.sealedBytes)})`);
+  }
   result(`  blobs (${blobFiles.toLocaleString('en-US')} files)`, `${mb(blobs)} (${pct(blobs / raw.bytes)})`);
   result('store size / raw transcript bytes', pct(frac), '≤ 25%', frac <= 0.25);
   const shared = ours.blobs.puts - ours.blobs.distinct;

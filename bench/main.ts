@@ -20,7 +20,7 @@ import { heading, ms, nowMs, result } from './stats';
  *   node --expose-gc dist/bench.js [--only remember,open,search,import,lcm,context] [--keep]
  *     sections 1–3: [--scale 0.2] [--rounds 9] [--remember 1000]
  *     section 4:    [--import-mb 100] (transcripts imported, against better-sqlite3)
- *     section 5:    [--lcm-mb 1024] (transcripts imported for lcm_grep; section 4's store when equal)
+ *     section 5:    [--lcm-mb 1024] (transcripts imported for lcm_grep; section 4's store when equal) [--no-dag] (grep figures without the summary DAG build)
  *     section 6:    [--facts 50000] [--notes 20000]
  *
  * --only runs some sections (names above, comma-separated); --keep leaves the stores in the
@@ -50,14 +50,19 @@ async function child(): Promise<void> {
     const t0 = nowMs();
     const s = await openServices({ home: target as string, wasmPath: WASM });
     const t1 = nowMs();
+    const rssOpen = process.memoryUsage().rss;
+    const chunksOpen = s.store.fileStats.loadedChunks;
     const r = s.memory.searchText({ query: query ?? 'error', top_k: 20 });
     const t2 = nowMs();
     if (!r.ok) throw new Error('first query refused');
+    const rssQuery = process.memoryUsage().rss;
+    const chunksQuery = s.store.fileStats.loadedChunks;
     const again = s.memory.searchText({ query: query ?? 'error', top_k: 20 });
     const t3 = nowMs();
     if (!again.ok) throw new Error('second query refused');
+    const { chunkBytes } = s.store.fileStats;
     s.store.close();
-    console.log(JSON.stringify({ openMs: t1 - t0, queryMs: t2 - t1, secondQueryMs: t3 - t2, hits: r.hits.length }));
+    console.log(JSON.stringify({ openMs: t1 - t0, queryMs: t2 - t1, secondQueryMs: t3 - t2, hits: r.hits.length, rssOpen, rssQuery, chunksOpen, chunksQuery, chunkBytes }));
     return;
   }
   if (mode === 'open-tokens') {
@@ -130,7 +135,7 @@ async function bench(): Promise<void> {
       if (stage && lcmMb !== importMb && !keep) dropImport(stage);
       if (!stage || lcmMb !== importMb) {
         stage = runImport(ctx, false, lcmMb);
-        console.log(`\n(for section 5: imported ${stage.ours.events.toLocaleString('en-US')} events from ${(stage.raw.bytes / 1048576).toFixed(1)} MB of transcripts in ${ms(stage.ours.importMs)}, ${Math.round(stage.ours.events / (stage.ours.importMs / 1000)).toLocaleString('en-US')} events/s; peak RSS ${((stage.ours.kernelPeakRss ?? stage.ours.peakRss) / 1048576).toFixed(0)} MB; store ${((stage.ours.sizes.snapshot + stage.ours.sizes.journal + stage.ours.sizes.blobs) / 1048576).toFixed(1)} MB)`);
+        console.log(`\n(for section 5: imported ${stage.ours.events.toLocaleString('en-US')} events from ${(stage.raw.bytes / 1048576).toFixed(1)} MB of transcripts in ${ms(stage.ours.importMs)}, ${Math.round(stage.ours.events / (stage.ours.importMs / 1000)).toLocaleString('en-US')} events/s; peak RSS ${((stage.ours.kernelPeakRss ?? stage.ours.peakRss) / 1048576).toFixed(0)} MB; store ${((stage.ours.sizes.snapshot + stage.ours.sizes.journal + (stage.ours.sizes.sealed ?? 0) + stage.ours.sizes.blobs) / 1048576).toFixed(1)} MB)`);
       }
       await runLcmSection(ctx, stage);
     }

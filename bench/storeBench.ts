@@ -129,6 +129,13 @@ export interface ColdOpen {
   childWall: number[];
   /** As `recollect mcp` starts: open with the tokenizer warming meanwhile, until a first token count answers. */
   mcpReady: number[];
+  /** Resident memory (bytes) after openServices and after the first query. */
+  rssOpen: number[];
+  rssQuery: number[];
+  /** Snapshot chunks decompressed by then (version 3 snapshots are read on demand), and their size. */
+  chunksOpen: number[];
+  chunksQuery: number[];
+  chunkBytes: number;
 }
 
 /**
@@ -137,7 +144,7 @@ export interface ColdOpen {
  * Both run on a warm page cache (it cannot be dropped here without root).
  */
 export function coldOpenBench(benchScript: string, home: string, query: string, runs: number): ColdOpen {
-  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [], mcpReady: [] };
+  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [], mcpReady: [], rssOpen: [], rssQuery: [], chunksOpen: [], chunksQuery: [], chunkBytes: 0 };
   const plain = path.join(path.dirname(home), `${path.basename(home)}-database.plain`);
   fs.writeFileSync(plain, readSnapshot(path.join(home, 'store.sqlite')) ?? new Uint8Array());
   const child = (args: string[]) => {
@@ -148,7 +155,7 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     const line = r.stdout.trim().split('\n').pop() ?? '{}';
     const data = JSON.parse(line) as Record<string, number>;
     const get = (k: string) => data[k] ?? NaN;
-    return { readMs: get('readMs'), openMs: get('openMs'), queryMs: get('queryMs'), secondQueryMs: get('secondQueryMs'), tokenizerInitMs: get('tokenizerInitMs'), wasmMs: get('wasmMs'), readyMs: get('readyMs'), wall };
+    return { rssOpen: get('rssOpen'), rssQuery: get('rssQuery'), chunksOpen: get('chunksOpen'), chunksQuery: get('chunksQuery'), chunkBytes: get('chunkBytes'), readMs: get('readMs'), openMs: get('openMs'), queryMs: get('queryMs'), secondQueryMs: get('secondQueryMs'), tokenizerInitMs: get('tokenizerInitMs'), wasmMs: get('wasmMs'), readyMs: get('readyMs'), wall };
   };
   for (let i = 0; i < runs; i++) {
     const read = child(['read', path.join(home, 'store.sqlite')]);
@@ -160,6 +167,11 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     out.openPlusQuery.push(open.openMs + open.queryMs);
     out.childWall.push(open.wall);
     out.secondQuery.push(open.secondQueryMs);
+    out.rssOpen.push(open.rssOpen);
+    out.rssQuery.push(open.rssQuery);
+    out.chunksOpen.push(open.chunksOpen);
+    out.chunksQuery.push(open.chunksQuery);
+    out.chunkBytes = open.chunkBytes;
     out.tokenizerInit.push(child(['tokens']).tokenizerInitMs);
     out.wasm.push(child(['wasm']).wasmMs);
     out.mcpReady.push(child(['open-tokens', home]).readyMs);

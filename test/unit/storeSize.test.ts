@@ -125,9 +125,9 @@ describe('history import journal', () => {
   });
 });
 
-/** The database inside a snapshot this build wrote (chunked brotli frame, version 2). */
+/** The database inside a snapshot this build wrote (chunked brotli frame read on demand, version 3). */
 function databaseOf(snapshot: Buffer): Buffer {
-  expect(snapshot.toString('latin1', 0, 8)).toBe('RCLSNAP\x02');
+  expect(snapshot.toString('latin1', 0, 8)).toBe('RCLSNAP\x03');
   const file = path.join(tempHome('frame'), 'store.sqlite');
   fs.writeFileSync(file, snapshot);
   const database = readSnapshot(file);

@@ -36,6 +36,10 @@ describe('unrenderedPaths', () => {
     expect(reference.length).toBeGreaterThan(10);
     expect(reference).not.toContain(paths[4]);
     expect(unrenderedPaths(db)).toEqual(reference);
+    // Each hop reads the notes_by_path index alone, never a table row: a snapshot read on demand
+    // would otherwise load a chunk of the file per day log.
+    const plan = queryRows(db, `EXPLAIN QUERY PLAN SELECT min(path) FROM notes WHERE path > 'a' AND retired_at IS NULL`).map((r) => String(r.detail));
+    expect(plan.join('\n')).toMatch(/USING COVERING INDEX notes_by_path/);
     db.exec('DELETE FROM notes');
     expect(unrenderedPaths(db)).toEqual([]);
     db.close();

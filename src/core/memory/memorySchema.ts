@@ -90,6 +90,11 @@ const MIGRATIONS = [
   `,
   VAULT_MIGRATION,
   VAULT_RECORD_VERSION_MIGRATION,
+  // notes_by_path with whether each note is live in the index itself: the look-up of day logs
+  // never written (vaultState.ts unrenderedPaths, run by the first search after an open) then
+  // reads these few index pages instead of a table row per day log, rows spread over the whole
+  // database file, each of which a snapshot read on demand must load.
+  'DROP INDEX IF EXISTS notes_by_path; CREATE INDEX notes_by_path ON notes(path, retired_at);',
 ];
 
 function applyFactSaved(db: Database, op: Operation): void {

@@ -4,7 +4,8 @@ import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 
 /**
- * Snapshot frame version 2: the database cut into chunks compressed independently, so that an
+ * Snapshot frame version 2 (read, no longer written: this build writes version 3, pagedFrame.ts,
+ * whose small chunks are read on demand): the database cut into chunks compressed independently, so that an
  * open decompresses them side by side on libuv's thread pool instead of one long brotli stream
  * on one core (decompression was ~70% of a cold open at 224 MB).
  *

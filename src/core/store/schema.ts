@@ -18,8 +18,10 @@ const CORE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
-export function migrate(db: Database, modules: readonly StoreModule[]): void {
+/** Brings every module's schema up to date; returns how many migrations ran. */
+export function migrate(db: Database, modules: readonly StoreModule[]): number {
   db.exec(CORE_SCHEMA);
+  let ran = 0;
   for (const mod of modules) {
     const key = `schema:${mod.name}`;
     const done = Number(readMeta(db, key) ?? '0');
@@ -32,12 +34,14 @@ export function migrate(db: Database, modules: readonly StoreModule[]): void {
         db.exec(mod.migrations[v] as string);
         writeMeta(db, key, String(v + 1));
         db.exec('COMMIT');
+        ran++;
       } catch (err) {
         db.exec('ROLLBACK');
         throw err;
       }
     }
   }
+  return ran;
 }
 
 export function readMeta(db: Database, key: string): string | undefined {

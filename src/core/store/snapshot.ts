@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { CHUNKED_MAGIC, decodeChunked, decodeChunkedSync, encodeChunked, encodeChunkedSync } from './chunkedFrame';
-import { replaceFileDurably } from './durableFile';
+import { CHUNKED_MAGIC, decodeChunked, decodeChunkedSync } from './chunkedFrame';
 import { StoreCorruptError } from './errors';
+import { decodePagedFile, isPagedFile, openPagedFrame, writePagedSnapshot, writePagedSnapshotInBackground, type OpenedFrame } from './pagedSnapshot';
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
 /** A gzip member starts with these two bytes; a SQLite file never does (earlier builds wrote gzip). */
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 /**
- * Frame version 1 (read, no longer written; this build writes version 2, chunkedFrame.ts): this
+ * Frame version 1 (read, no longer written; this build writes version 3, pagedFrame.ts): this
  * magic, the database's size (8 bytes), the SHA-256 of the payload (32 bytes), then the database
  * compressed with brotli as one stream. Brotli has no checksum of its own, so the hash (over
  * the compressed bytes) is what proves the file whole.
@@ -25,25 +25,73 @@ const FRAME_HEADER = FRAME_MAGIC.length + 8 + 32;
  */
 
 /**
- * Reads the checkpoint file — chunked brotli (what this build writes), single-stream brotli,
- * gzip (earlier builds) or a plain SQLite file (the first builds) — and checks before sql.js
- * sees it that it is whole: the frame's hashes, gzip's CRC and length, and the SQLite header's
- * page size and count catch a damaged or truncated file, instead of a half-empty database
- * showing up later.
+ * Opens the checkpoint file for a store: a version 3 file (what this build writes) is only
+ * opened, its header and first chunk checked, and SQLite reads the rest on demand
+ * (pagedContents.ts); older files are read and checked whole, as `readSnapshotAsync` does.
+ */
+export async function openSnapshot(file: string): Promise<{ paged: OpenedFrame } | { bytes: Uint8Array } | undefined> {
+  const fd = openIfAny(file);
+  if (fd === undefined) return undefined;
+  let data: Buffer;
+  try {
+    if (isPagedFile(fd)) {
+      try {
+        return { paged: openPagedFrame(file, fd) }; // owns fd from here
+      } catch (err) {
+        throw damaged(file, err);
+      }
+    }
+    data = fs.readFileSync(fd);
+  } catch (err) {
+    if (!(err instanceof StoreCorruptError)) fs.closeSync(fd);
+    throw err;
+  }
+  fs.closeSync(fd);
+  return { bytes: await decodeAsync(file, data) };
+}
+
+/**
+ * Reads the whole checkpoint file — chunked brotli, version 3 or 2 (what this and earlier builds
+ * write), single-stream brotli, gzip or a plain SQLite file (the first builds) — and checks before
+ * sql.js sees it that it is whole: the frame's hashes, gzip's CRC and length, and the SQLite
+ * header's page size and count catch a damaged or truncated file, instead of a half-empty
+ * database showing up later.
  */
 export function readSnapshot(file: string): Uint8Array | undefined {
-  const data = readFileIfAny(file);
-  if (!data) return undefined;
+  const fd = openIfAny(file);
+  if (fd === undefined) return undefined;
+  let data: Buffer;
+  try {
+    if (isPagedFile(fd)) return checked(file, () => decodePagedFile(file, fd)); // closes fd
+    data = fs.readFileSync(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+  fs.closeSync(fd);
   return checked(file, () => (hasMagic(data, CHUNKED_MAGIC) ? decodeChunkedSync(data) : decodeOlder(data)));
 }
 
 /**
- * The same, with a chunked file's chunks hashed and decompressed side by side on libuv's thread
- * pool; this thread is free for other work while it waits (the MCP server builds its tokenizer).
+ * The same, with a version 2 file's chunks hashed and decompressed side by side on libuv's thread
+ * pool; this thread is free for other work while it waits.
  */
 export async function readSnapshotAsync(file: string): Promise<Uint8Array | undefined> {
-  const data = readFileIfAny(file);
-  if (!data) return undefined;
+  const fd = openIfAny(file);
+  if (fd === undefined) return undefined;
+  let data: Buffer;
+  try {
+    if (isPagedFile(fd)) return checked(file, () => decodePagedFile(file, fd)); // closes fd
+    data = fs.readFileSync(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+  fs.closeSync(fd);
+  return decodeAsync(file, data);
+}
+
+async function decodeAsync(file: string, data: Buffer): Promise<Uint8Array> {
   let database: Buffer;
   try {
     database = hasMagic(data, CHUNKED_MAGIC) ? await decodeChunked(data) : decodeOlder(data);
@@ -53,9 +101,9 @@ export async function readSnapshotAsync(file: string): Promise<Uint8Array | unde
   return checked(file, () => database);
 }
 
-function readFileIfAny(file: string): Buffer | undefined {
+function openIfAny(file: string): number | undefined {
   try {
-    return fs.readFileSync(file);
+    return fs.openSync(file, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -128,10 +176,11 @@ function describeDamage(data: Buffer): string | undefined {
  * The snapshot is replaced whole or not at all, compressed: the database pages are mostly
  * text and index entries, and compression brought the bench's snapshot from 66% of the raw
  * transcript bytes to under 5%, at the cost of compressing on each checkpoint and
- * decompressing on each open (both measured above).
+ * decompressing what an open reads (both measured above). A store opened from a version 3 file
+ * checkpoints through pagedSnapshot.ts instead, recompressing only the chunks it changed.
  */
 export function writeSnapshot(file: string, data: Uint8Array): void {
-  replaceFileDurably(file, encodeChunkedSync(data));
+  writePagedSnapshot(file, data);
 }
 
 /**
@@ -139,8 +188,7 @@ export function writeSnapshot(file: string, data: Uint8Array): void {
  * which an idle checkpoint must not spend blocking the extension host's event loop.
  */
 export async function writeSnapshotInBackground(file: string, data: Uint8Array, stillWanted: () => boolean): Promise<void> {
-  const frame = await encodeChunked(data);
-  if (stillWanted()) replaceFileDurably(file, frame);
+  await writePagedSnapshotInBackground(file, data, stillWanted);
 }
 
 /** Moves a damaged file aside (never deletes it) and returns where it went. */

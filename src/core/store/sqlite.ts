@@ -65,3 +65,15 @@ export class Conditions {
     return this.clauses.join(' AND ') || '1 = 1';
   }
 }
+
+/**
+ * sql.js's default page cache is 2 MB; common-word searches over a large index re-read the
+ * same FTS segments, and a 64 MB cache cut their time by about a quarter in the bench.
+ * The database lives in sql.js's in-memory file system and is never the durable copy (the
+ * journal is), so its rollback journal can live in memory too: a small transaction took
+ * 0.06 ms instead of 0.16 ms, and ROLLBACK and savepoints work the same.
+ */
+export function tuneConnection(db: Database): void {
+  db.exec('PRAGMA cache_size = -65536');
+  db.exec('PRAGMA journal_mode = MEMORY');
+}

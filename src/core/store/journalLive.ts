@@ -1,0 +1,107 @@
+import * as fs from 'node:fs';
+import { StoreCorruptError } from './errors';
+
+/**
+ * The live journal file's optional first line: the logical offset its first operation line
+ * starts at. Offsets are positions in the journal as if it had never been sealed, so a snapshot's
+ * `journal_offset` and every process's position stay valid when the old prefix moves into sealed
+ * segments. A file without it (every store before sealing existed) starts at offset 0.
+ */
+const HEADER_KEY = 'recollect_journal';
+const HEADER_PREFIX = Buffer.from(`{"${HEADER_KEY}":`, 'utf8');
+/** Longer than any header this code writes; a longer first line is not a header. */
+const HEADER_MAX = 128;
+
+export function headerLine(base: number): Buffer {
+  return Buffer.from(`${JSON.stringify({ [HEADER_KEY]: 1, base })}\n`, 'utf8');
+}
+
+export interface LiveHead {
+  /** Logical offset of the first byte after the header. */
+  base: number;
+  /** Physical bytes the header takes (0 without one). */
+  headerLen: number;
+}
+
+/** Reads the header through an open descriptor; throws when the first line claims to be one but is not. */
+export function readHead(fd: number, file: string): LiveHead {
+  const buf = Buffer.alloc(HEADER_MAX);
+  const got = fs.readSync(fd, buf, 0, HEADER_MAX, 0);
+  const head = buf.subarray(0, got);
+  if (head.length < HEADER_PREFIX.length || !head.subarray(0, HEADER_PREFIX.length).equals(HEADER_PREFIX)) return { base: 0, headerLen: 0 };
+  const nl = head.indexOf(0x0a);
+  let base: unknown;
+  try {
+    base = nl > 0 ? (JSON.parse(head.toString('utf8', 0, nl)) as { base?: unknown }).base : undefined;
+  } catch {
+    base = undefined;
+  }
+  if (typeof base !== 'number' || !Number.isSafeInteger(base) || base < 0) {
+    throw new StoreCorruptError(`journal ${file} starts with a damaged header line; nothing was changed. Restore the journal or move the store aside.`, file);
+  }
+  return { base, headerLen: nl + 1 };
+}
+
+/**
+ * One generation of journal.jsonl, held open for reading and appending. Sealing replaces the
+ * file by rename, so a holder compares the path's inode with its own to notice (one stat).
+ */
+export class LiveFile implements LiveHead {
+  private constructor(
+    readonly readFd: number,
+    readonly appendFd: number,
+    readonly ino: number,
+    readonly base: number,
+    readonly headerLen: number,
+  ) {}
+
+  static open(file: string): LiveFile {
+    // The two opens could straddle a swap and land on different files: retry until they agree.
+    for (let attempt = 0; ; attempt++) {
+      const appendFd = fs.openSync(file, 'a');
+      const readFd = fs.openSync(file, 'r');
+      const ino = fs.fstatSync(readFd).ino;
+      if (fs.fstatSync(appendFd).ino === ino || attempt >= 20) {
+        try {
+          const head = readHead(readFd, file);
+          return new LiveFile(readFd, appendFd, ino, head.base, head.headerLen);
+        } catch (err) {
+          fs.closeSync(readFd);
+          fs.closeSync(appendFd);
+          throw err;
+        }
+      }
+      fs.closeSync(readFd);
+      fs.closeSync(appendFd);
+    }
+  }
+
+  physicalSize(): number {
+    return fs.fstatSync(this.readFd).size;
+  }
+
+  /** The logical offset just past this file's last byte. */
+  logicalEnd(): number {
+    return this.base + Math.max(0, this.physicalSize() - this.headerLen);
+  }
+
+  physicalOf(logical: number): number {
+    return logical - this.base + this.headerLen;
+  }
+
+  /** False once sealing has renamed a newer generation over the path. */
+  isCurrent(file: string): boolean {
+    try {
+      return fs.statSync(file).ino === this.ino;
+    } catch (err) {
+      // The path is only ever replaced by rename, never removed; if someone removed it, keep ours.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+      throw err;
+    }
+  }
+
+  close(): void {
+    fs.closeSync(this.appendFd);
+    fs.closeSync(this.readFd);
+  }
+}

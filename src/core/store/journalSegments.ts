@@ -1,0 +1,158 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
+import { StoreCorruptError } from './errors';
+import { parseOperation, parseUnpacked, readLine, type JournalProblem, type Operation } from './journalLine';
+
+/**
+ * A sealed segment holds the journal's logical bytes [start, end) as one brotli stream of
+ *   {"recollect_segment":1,"start":S,"end":E,"lens":[...],"sha256":"..."}\n
+ *   <one stored line>\n<one stored line>\n...
+ * where `lens` gives each original line's byte length (its newline included), negative for a
+ * packed line stored unpacked (its JSON instead of base64, so brotli over the whole segment sees
+ * text), and sha256 covers the stored lines. Every line therefore keeps its logical offsets, and
+ * replay yields the operations and problems the original bytes gave.
+ */
+const SEGMENT_KEY = 'recollect_segment';
+const NEWLINE = 0x0a;
+const NAME = /^(\d+)-(\d+)\.br$/;
+/** Input processed between yields to the event loop while a segment is built. */
+const YIELD_BYTES = 2 * 1024 * 1024;
+
+export interface SegmentFile {
+  start: number;
+  end: number;
+  file: string;
+}
+
+export function segmentName(start: number, end: number): string {
+  return `${start}-${end}.br`;
+}
+
+/** The segments in `dir`, in start order; files of any other name (temp files) are ignored. */
+export function listSegments(dir: string): SegmentFile[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: SegmentFile[] = [];
+  for (const name of names) {
+    const m = NAME.exec(name);
+    if (!m) continue;
+    const start = Number(m[1]);
+    const end = Number(m[2]);
+    if (end > start) out.push({ start, end, file: path.join(dir, name) });
+  }
+  return out.sort((a, b) => a.start - b.start || b.end - a.end);
+}
+
+/**
+ * Builds a segment from the journal's raw bytes [start, start + raw.length), which must end at a
+ * line end. Unpacking runs here, between yields; the brotli pass runs on the thread pool.
+ */
+export async function buildSegment(raw: Buffer, start: number, params: { quality: number; lgwin: number }): Promise<Buffer> {
+  if (raw.length === 0 || raw[raw.length - 1] !== NEWLINE) throw new Error('a sealed prefix must end at a line end');
+  const lens: number[] = [];
+  const parts: Buffer[] = [];
+  const hash = createHash('sha256');
+  let sinceYield = 0;
+  for (let lineStart = 0; lineStart < raw.length; ) {
+    const nl = raw.indexOf(NEWLINE, lineStart);
+    const line = raw.subarray(lineStart, nl);
+    const unpacked = unpackedForm(line);
+    const stored = unpacked ?? line;
+    lens.push(unpacked ? -(nl + 1 - lineStart) : nl + 1 - lineStart);
+    parts.push(stored, NL);
+    hash.update(stored).update(NL);
+    sinceYield += nl + 1 - lineStart;
+    lineStart = nl + 1;
+    if (sinceYield >= YIELD_BYTES) {
+      sinceYield = 0;
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+  const header = Buffer.from(`${JSON.stringify({ [SEGMENT_KEY]: 1, start, end: start + raw.length, lens, sha256: hash.digest('hex') })}\n`, 'utf8');
+  const body = Buffer.concat([header, ...parts]);
+  return promisify(brotliCompress)(body, {
+    params: {
+      [zlibConstants.BROTLI_PARAM_QUALITY]: params.quality,
+      [zlibConstants.BROTLI_PARAM_LGWIN]: params.lgwin,
+      [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length,
+    },
+  });
+}
+
+const NL = Buffer.from([NEWLINE]);
+const PACKED_MARKS = [Buffer.from('"brotli":"'), Buffer.from('"deflated":"')];
+
+/** The JSON a packed line unpacks to, when storing that reads back as exactly the same operation. */
+function unpackedForm(line: Buffer): Buffer | undefined {
+  if (!PACKED_MARKS.some((m) => line.includes(m))) return undefined;
+  const read = readLine(line.toString('utf8'));
+  if (typeof read === 'string' || !read.unpacked || read.unpacked.includes(NEWLINE)) return undefined;
+  return read.unpacked;
+}
+
+/**
+ * Replays the lines of one segment that start in [from, until): `from` must be a line start.
+ * Returns the offset after the last line replayed. Any damage is a StoreCorruptError naming
+ * the file, which is left where it is for a person to inspect or restore.
+ */
+export function replaySegment(
+  seg: SegmentFile,
+  from: number,
+  until: number,
+  onOp: (op: Operation, endOffset: number) => void,
+  onProblem: (p: JournalProblem) => void,
+): number {
+  const damaged = (why: string) =>
+    new StoreCorruptError(`sealed journal segment ${seg.file} is damaged (${why}); the journal before byte ${seg.end} cannot be replayed without it. It was left in place: restore it from a backup.`, seg.file);
+  let body: Buffer;
+  try {
+    body = brotliDecompressSync(fs.readFileSync(seg.file));
+  } catch (err) {
+    throw damaged((err as Error).message);
+  }
+  const headerEnd = body.indexOf(NEWLINE);
+  let header: { start?: unknown; end?: unknown; lens?: unknown; sha256?: unknown; [SEGMENT_KEY]?: unknown };
+  try {
+    header = JSON.parse(body.toString('utf8', 0, Math.max(0, headerEnd))) as typeof header;
+  } catch {
+    throw damaged('no readable header');
+  }
+  const lens = header.lens;
+  if (header[SEGMENT_KEY] !== 1 || header.start !== seg.start || header.end !== seg.end || !Array.isArray(lens)) throw damaged('its header does not match its name');
+  const lines = body.subarray(headerEnd + 1);
+  if (createHash('sha256').update(lines).digest('hex') !== header.sha256) throw damaged('checksum mismatch');
+  let offset = seg.start;
+  let pos = 0;
+  for (const len of lens as unknown[]) {
+    if (typeof len !== 'number' || !Number.isSafeInteger(len) || len === 0) throw damaged('bad line length');
+    const nl = lines.indexOf(NEWLINE, pos);
+    if (nl === -1) throw damaged('fewer lines than its index');
+    const stored = lines.subarray(pos, nl);
+    pos = nl + 1;
+    const lineStart = offset;
+    offset += Math.abs(len);
+    if (offset <= from) continue;
+    if (lineStart < from) throw new StoreCorruptError(`journal offset ${from} falls inside a line of sealed segment ${seg.file}`, seg.file);
+    if (lineStart >= until) return lineStart;
+    if (len < 0) {
+      const op = parseUnpacked(stored);
+      if (!op) throw damaged(`line at byte ${lineStart} is not an operation`);
+      onOp(op, offset);
+    } else if (stored.length > 0) {
+      const op = parseOperation(stored.toString('utf8'));
+      if (typeof op === 'string') onProblem({ offset: lineStart, reason: op });
+      else onOp(op, offset);
+    }
+  }
+  if (offset !== seg.end || pos !== lines.length) throw damaged('its lines do not add up to its range');
+  return offset;
+}

@@ -1,0 +1,255 @@
+import type { Database, SqlJsStatic } from 'sql.js';
+import type { PagedFrame } from './pagedFrame';
+
+/**
+ * The errno a damaged chunk reports: Emscripten's EBADMSG (WASI numbering). SQLite's unix layer
+ * reads EIO as "the file system is corrupt" (SQLITE_IOERR_CORRUPTFS), which queries then report
+ * as "database disk image is malformed", a claim about the database; any other errno gives
+ * SQLITE_IOERR_READ, "disk I/O error", which is what happened. Measured in pagedSnapshot.test.ts.
+ */
+const DAMAGED_READ = 9;
+/** SQLite never reads or writes more than one page (at most 64 KB) of the main database at once. */
+const MAX_PAGE = 65536;
+
+/**
+ * The error Emscripten's system-call layer recognizes (by `name`) and turns into an errno for
+ * SQLite instead of letting it unwind through the wasm. sql.js 1.16's minified build reads the
+ * number from `Sa`; `errno` is the unminified name. A test checks that a damaged chunk really
+ * surfaces as "disk I/O error".
+ */
+export function ioError(message: string): Error {
+  return Object.assign(new Error(message), { name: 'ErrnoError', errno: DAMAGED_READ, Sa: DAMAGED_READ });
+}
+
+/** What a checkpoint takes from the contents: per chunk either the old file's bytes or a copy of the new ones. */
+export interface Capture {
+  size: number;
+  chunkBytes: number;
+  /** The file the unchanged chunks come from. */
+  frame: PagedFrame;
+  parts: ({ index: number; compressed: Buffer; hash: Buffer } | { index: number; raw: Buffer; version: number })[];
+}
+
+/**
+ * The database file's contents for sql.js's in-memory file system, read on demand. That file
+ * system keeps a file's bytes in one object and only ever calls `subarray(start, end)` to read,
+ * `set(bytes, position)` to write and `length` to decide whether a write fits; so this object
+ * answers those from chunks of the snapshot, decompressed and checked on first touch, and records
+ * which chunks were written since the snapshot so a checkpoint recompresses only those.
+ *
+ * A resize of the file (VACUUM shrinking it) makes the file system copy the whole range into a
+ * plain array and keep that instead; the copy is served (every chunk loaded) and the contents mark
+ * themselves `detached`, after which a checkpoint must export the database instead.
+ */
+export class PagedContents {
+  /** Large enough that every write fits: the file system never reallocates and copies. */
+  readonly length = Number.MAX_SAFE_INTEGER;
+  /** The file's logical size: the snapshot's, grown by writes past it. */
+  size: number;
+  detached = false;
+  /** The first chunk that failed its check; once set, the database must be rebuilt. */
+  damage: Error | undefined;
+  private readonly chunks: (Buffer | undefined)[] = [];
+  /** Bumped on each write into a chunk; a checkpoint compares it to know what changed meanwhile. */
+  private readonly versions: number[] = [];
+  private readonly dirty = new Set<number>();
+
+  constructor(
+    private frame: PagedFrame,
+    private readonly onDamage: (err: Error) => void = () => undefined,
+    /** Chunk 0 when the opener already read and checked it. */
+    first?: Buffer,
+  ) {
+    this.size = frame.size;
+    if (first && first.length === frame.rawLength(0)) this.chunks[0] = first.length === frame.chunkBytes ? first : Buffer.concat([first], frame.chunkBytes);
+  }
+
+  get chunkBytes(): number {
+    return this.frame.chunkBytes;
+  }
+
+  get loadedChunks(): number {
+    return this.chunks.reduce((n, c) => n + (c ? 1 : 0), 0);
+  }
+
+  get dirtyChunks(): number {
+    return this.dirty.size;
+  }
+
+  subarray(start: number, end: number): Uint8Array {
+    if (end - start > MAX_PAGE) this.detached = true; // a whole-file copy: the file system is replacing us
+    const cb = this.chunkBytes;
+    const first = Math.floor(start / cb);
+    if (end <= (first + 1) * cb) return this.chunk(first).subarray(start - first * cb, end - first * cb);
+    const out = new Uint8Array(Math.max(0, end - start));
+    for (let at = start; at < end; ) {
+      const i = Math.floor(at / cb);
+      const stop = Math.min(end, (i + 1) * cb);
+      out.set(this.chunk(i).subarray(at - i * cb, stop - i * cb), at - start);
+      at = stop;
+    }
+    return out;
+  }
+
+  set(src: ArrayLike<number>, position = 0): void {
+    const cb = this.chunkBytes;
+    const bytes = src instanceof Uint8Array ? src : Uint8Array.from(src);
+    for (let done = 0; done < bytes.length; ) {
+      const at = position + done;
+      const i = Math.floor(at / cb);
+      const n = Math.min(bytes.length - done, (i + 1) * cb - at);
+      this.chunk(i).set(bytes.subarray(done, done + n), at - i * cb);
+      this.versions[i] = (this.versions[i] ?? 0) + 1;
+      this.dirty.add(i);
+      done += n;
+    }
+    this.size = Math.max(this.size, position + bytes.length);
+  }
+
+  /** Chunk i at full chunk size, loaded from the snapshot (checked) or zeroed past its end. */
+  private chunk(i: number): Buffer {
+    const have = this.chunks[i];
+    if (have) return have;
+    if (this.damage) throw ioError(this.damage.message);
+    let data: Buffer;
+    if (i < this.frame.count) {
+      let loaded: Buffer;
+      try {
+        loaded = this.frame.load(i);
+      } catch (err) {
+        this.damage = err instanceof Error ? err : new Error(String(err));
+        this.onDamage(this.damage);
+        throw ioError(this.damage.message);
+      }
+      data = this.fullSize(loaded);
+    } else {
+      data = Buffer.alloc(this.chunkBytes);
+      this.dirty.add(i); // a new part of the file: the snapshot has nothing to copy for it
+    }
+    this.chunks[i] = data;
+    return data;
+  }
+
+  /** A chunk's compressed bytes for a checkpoint to copy; damage found here is reported like a failed read. */
+  private readCompressed(i: number): Buffer {
+    try {
+      return this.frame.readCompressed(i);
+    } catch (err) {
+      this.reportDamage(err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    }
+  }
+
+  /** Whether `file` still names the snapshot these contents read from. */
+  readsFrom(file: string): boolean {
+    return this.frame.isAt(file);
+  }
+
+  /**
+   * Decompresses the chunks no query has read yet, one at a time on the thread pool, and keeps
+   * them (unless SQLite read the chunk meanwhile): a long-lived process soon holds the whole
+   * database as an eager open would, without the open waiting for it, and damage anywhere in the
+   * file is found early. Stops at the first damaged chunk (reported as a failed read would be)
+   * or when `wanted` says so. A checkpoint that moves the contents to its new file does not stop
+   * it: a chunk nobody read is the same in both files.
+   */
+  async readAhead(wanted: () => boolean = () => true): Promise<void> {
+    // From the end: a query scanning a table reads forward from its early pages, so the two meet
+    // in the middle instead of decompressing the same chunks twice.
+    for (let i = this.frame.count - 1; i >= 0; i--) {
+      if (!wanted() || this.damage) return;
+      const frame = this.frame;
+      if (this.chunks[i] || i >= frame.count) continue;
+      let raw: Buffer | undefined;
+      try {
+        raw = await frame.loadInBackground(i);
+      } catch (err) {
+        if (frame === this.frame && !this.chunks[i]) this.reportDamage(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      if (!raw) {
+        if (frame === this.frame) return; // closed with the store
+        i++; // the checkpoint closed that file: this chunk again, from the new one
+        continue;
+      }
+      if (!this.chunks[i] && !this.damage) this.chunks[i] = this.fullSize(raw);
+    }
+  }
+
+  private fullSize(loaded: Buffer): Buffer {
+    return loaded.length === this.chunkBytes ? loaded : Buffer.concat([loaded], this.chunkBytes);
+  }
+
+  /** Reports damage the background check found in a chunk no query has read yet. */
+  reportDamage(err: Error): void {
+    if (this.damage) return;
+    this.damage = err;
+    this.onDamage(err);
+  }
+
+  /**
+   * What a checkpoint writes, taken synchronously at a moment the database file is consistent
+   * (no transaction open): unchanged chunks as the old file's compressed bytes (checked), changed
+   * ones copied, so SQLite may go on writing while they are compressed elsewhere.
+   */
+  capture(): Capture {
+    const cb = this.chunkBytes;
+    const count = Math.ceil(this.size / cb);
+    const parts: Capture['parts'] = [];
+    for (let i = 0; i < count; i++) {
+      const rawLength = Math.min(cb, this.size - i * cb);
+      const chunk = this.chunks[i];
+      if (chunk && (this.dirty.has(i) || i >= this.frame.count || this.frame.rawLength(i) !== rawLength)) {
+        parts.push({ index: i, raw: Buffer.from(chunk.subarray(0, rawLength)), version: this.versions[i] ?? 0 });
+      } else if (i < this.frame.count && this.frame.rawLength(i) === rawLength) {
+        const e = this.frame.entries[i];
+        parts.push({ index: i, compressed: this.readCompressed(i), hash: Buffer.from(e?.hash ?? []) });
+      } else {
+        parts.push({ index: i, raw: Buffer.alloc(rawLength), version: this.versions[i] ?? 0 });
+      }
+    }
+    return { size: this.size, chunkBytes: cb, frame: this.frame, parts };
+  }
+
+  /**
+   * After the capture was written as `next`: reads come from the new file from now on, and a
+   * chunk is clean again unless it was written after the capture. Returns the previous file,
+   * for the caller to close.
+   */
+  rebase(next: PagedFrame, written: Capture): PagedFrame {
+    const previous = this.frame;
+    this.frame = next;
+    for (const part of written.parts) {
+      if ('raw' in part && (this.versions[part.index] ?? 0) === part.version) this.dirty.delete(part.index);
+    }
+    return previous;
+  }
+
+  close(): void {
+    this.frame.close();
+  }
+}
+
+/**
+ * Opens sql.js on paged contents: its file system stores a first write as `bytes.slice(0, n)`,
+ * so it is handed a carrier array of the database's size (allocated, never touched, so no memory
+ * is faulted in) whose whole-range slice answers with the contents. Returns undefined when sql.js
+ * did not take them (it then holds a zeroed file, which the caller must not use).
+ */
+export function adoptPaged(SQL: SqlJsStatic, contents: PagedContents): Database | undefined {
+  let taken = false;
+  const carrier = new Uint8Array(contents.size);
+  Object.defineProperty(carrier, 'slice', {
+    value(start?: number, end?: number): unknown {
+      if ((start ?? 0) === 0 && (end ?? contents.size) === contents.size) {
+        taken = true;
+        return contents;
+      }
+      return Uint8Array.prototype.slice.call(carrier, start, end);
+    },
+  });
+  const db = new SQL.Database(carrier);
+  if (taken) return db;
+  db.close();
+  return undefined;
+}

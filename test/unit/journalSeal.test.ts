@@ -1,0 +1,291 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { build } from 'rolldown';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openServices, type Services } from '../../src/core/services';
+import { StoreCorruptError } from '../../src/core/store/errors';
+import { FileLock } from '../../src/core/store/fileLock';
+import { SEALED_DIR } from '../../src/core/store/journal';
+import { sealCovered } from '../../src/core/store/journalSeal';
+import { queryRows, type Database } from '../../src/core/store/sqlite';
+import { transcriptFixtures } from './helpers/fixtures';
+import { tempHome, WASM_PATH } from './helpers/tempStore';
+
+const open: Services[] = [];
+async function openStore(home: string, sealBytes = 1, sealDelayMs?: number): Promise<Services> {
+  const s = await openServices({ home, wasmPath: WASM_PATH, sealBytes, ...(sealDelayMs === undefined ? {} : { sealDelayMs }) });
+  open.push(s);
+  return s;
+}
+function closeAll(): void {
+  for (const s of open.splice(0)) s.store.close();
+}
+afterEach(closeAll);
+
+/** Every row of every table (search index shadow tables included), so any difference shows. */
+function dump(db: Database): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const { name } of queryRows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")) {
+    out[String(name)] = queryRows(db, `SELECT * FROM "${String(name)}" ORDER BY rowid`);
+  }
+  return out;
+}
+
+const skipped = (s: Services) => s.store.warnings.filter((w) => w.startsWith('journal line at byte'));
+const journalFile = (home: string) => path.join(home, 'journal.jsonl');
+const segments = (home: string) => (fs.existsSync(path.join(home, SEALED_DIR)) ? fs.readdirSync(path.join(home, SEALED_DIR)).sort() : []);
+
+/**
+ * A store whose journal holds every kind of line: small plain ops, large packed ones (imported
+ * transcripts), an unparseable line, an empty line and a line torn by a crash and closed off by
+ * the next append. Returns the ids of the notes written.
+ */
+async function fillStore(s: Services, label: string): Promise<string[]> {
+  const ids: string[] = [];
+  const note = async (text: string) => {
+    const r = await s.memory.remember({ statement: `${label} ${text}` }, 'test');
+    if (r.ok) ids.push(String(r.id));
+  };
+  await note('first note about kestrels');
+  await s.importer.importPaths([path.join(transcriptFixtures(), 'claude-code')]);
+  fs.appendFileSync(journalFile(s.store.home), 'this is not json\n\n{"op":"memory.note.added","at":17,"trunc');
+  await note('after the torn line');
+  await s.memory.saveFact({ subject: 'build tool', predicate: 'is', object: 'Vite 8' }, 'test');
+  return ids;
+}
+
+describe('journal sealing', () => {
+  it('keeps every operation, offset and skipped line: replay through segment + live file equals a store that never sealed', async () => {
+    const home = tempHome('seal');
+    const a = await openStore(home);
+    const ids = await fillStore(a, 'a');
+    a.store.checkpoint();
+    const covered = a.store.version;
+    await a.memory.remember({ statement: 'a tail line written after the checkpoint' }, 'test');
+    const unsealedBytes = fs.statSync(journalFile(home)).size;
+    // A torn last line (a writer killed mid-write) at the time of the seal moves to the new file as it is.
+    const torn = '{"op":"memory.note.added","at":18,"torn at the end';
+    fs.appendFileSync(journalFile(home), torn);
+    const never = tempHome('never-sealed');
+    fs.cpSync(home, never, { recursive: true });
+
+    const sealed = await a.store.sealJournal();
+    expect(sealed).toMatchObject({ start: 0, end: covered, sealedBytes: covered });
+    expect(sealed?.segmentBytes).toBeLessThan(covered / 2);
+    expect(segments(home)).toEqual([`0-${covered}.br`]);
+    const live = fs.readFileSync(journalFile(home), 'utf8');
+    expect(live.split('\n')[0]).toBe(`{"recollect_journal":1,"base":${covered}}`);
+    expect(live.endsWith(`\n${torn}`)).toBe(true);
+    expect(a.store.version).toBe(unsealedBytes); // logical offsets did not move
+
+    const b = await openStore(never);
+    await Promise.all([a.store.rebuild(), b.store.rebuild()]);
+    expect(a.store.version).toBe(b.store.version);
+    expect(a.store.journalProblems).toBe(2);
+    expect(a.store.journalProblems).toBe(b.store.journalProblems);
+    expect(skipped(a).slice(-2)).toEqual(skipped(b).slice(-2));
+    expect(dump(a.store.db)).toEqual(dump(b.store.db));
+    const notes = new Set(queryRows(a.store.db, 'SELECT id FROM notes').map((r) => String(r.id)));
+    expect(ids.every((id) => notes.has(id))).toBe(true);
+
+    // The open path's replay (no snapshot) reads the segment too, and later writes land past it.
+    closeAll();
+    fs.rmSync(path.join(home, 'store.sqlite'));
+    fs.rmSync(path.join(never, 'store.sqlite'));
+    const c = await openStore(home);
+    const d = await openStore(never);
+    expect(dump(c.store.db)).toEqual(dump(d.store.db));
+    await c.memory.remember({ statement: 'written after the seal' }, 'test');
+    expect(c.store.journalProblems).toBe(3); // the torn line, closed off by that append, at its logical offset
+    expect(c.store.warnings.at(-1)).toBe(`journal line at byte ${unsealedBytes} skipped: unparseable line (${torn.length} chars)`);
+    expect(fs.statSync(journalFile(home)).size - (live.indexOf('\n') + 1) + covered).toBe(c.store.version);
+  });
+
+  it('another holder of the old file keeps converging and appending across a rotation (in-process and a real MCP server)', async () => {
+    const home = tempHome('seal-peer');
+    const a = await openStore(home);
+    const b = await openStore(home);
+    await fillStore(a, 'a');
+    expect(b.memory.status().entries).toBe(2);
+    a.store.checkpoint();
+    await a.memory.remember({ statement: 'tail before the seal' }, 'test');
+    const { connectMcp } = await import('./helpers/mcpClient');
+    const mcp = await connectMcp(home, 'peer');
+    try {
+      expect(await mcp.call('remember', { statement: 'from the server before the seal' })).toMatchObject({ ok: true });
+      expect(await a.store.sealJournal()).toBeDefined();
+      // b still holds the replaced file: it reads nothing new there, then follows the new one.
+      await b.memory.remember({ statement: 'b writes after the seal' }, 'test');
+      expect(await mcp.call('remember', { statement: 'from the server after the seal' })).toMatchObject({ ok: true });
+      await a.memory.remember({ statement: 'a writes after the seal' }, 'test');
+      for (const s of [a, b]) expect(s.memory.status().entries).toBe(7);
+      expect(await mcp.call('memory_status', {})).toMatchObject({ entries: 7 });
+      expect(a.store.version).toBe(b.store.version);
+      expect(dump(a.store.db)).toEqual(dump(b.store.db));
+    } finally {
+      await mcp.close();
+    }
+    // Nothing went to the replaced file: a fresh replay from the segment + live file has it all.
+    await a.store.rebuild();
+    expect(a.memory.status().entries).toBe(7);
+    expect(dump(a.store.db)).toEqual(dump(b.store.db));
+  });
+
+  it('seals again on top of an earlier segment, and replays across both', async () => {
+    const home = tempHome('seal-twice');
+    const a = await openStore(home);
+    await fillStore(a, 'one');
+    a.store.checkpoint();
+    const first = await a.store.sealJournal();
+    await a.memory.remember({ statement: 'between the seals' }, 'test');
+    a.store.checkpoint();
+    const second = await a.store.sealJournal();
+    expect(second).toMatchObject({ start: first?.end, end: a.store.version });
+    expect(segments(home)).toHaveLength(2);
+    const before = dump(a.store.db);
+    await a.store.rebuild();
+    expect(dump(a.store.db)).toEqual(before);
+
+    // Capped segments: the next covered prefix goes into several, each cut at a line end.
+    for (let i = 0; i < 40; i++) await a.memory.remember({ statement: `capped note ${i}: ${'a kestrel hovers into the wind '.repeat(8)}` }, 'test');
+    a.store.checkpoint();
+    const lock = new FileLock(path.join(home, 'journal.lock'));
+    const capped = await sealCovered({ journalPath: journalFile(home), sealedDir: path.join(home, SEALED_DIR), lock, upTo: a.store.version, minBytes: 1, maxSegmentBytes: 4096 });
+    expect(capped).toMatchObject({ start: second?.end, end: a.store.version });
+    expect(segments(home).length).toBeGreaterThan(4);
+    const after = dump(a.store.db);
+    await a.store.rebuild();
+    expect(dump(a.store.db)).toEqual(after);
+  });
+
+  it('waits while a process of an earlier build (holding the journal without the marker) is running, and seals once it exits', async () => {
+    const home = tempHome('seal-old-build');
+    const a = await openStore(home);
+    await fillStore(a, 'a');
+    a.store.checkpoint();
+    // What a process of an earlier build does: it holds journal.jsonl open for appending, and knows nothing of seals.
+    const older = spawn(process.execPath, ['-e', `require('fs').openSync(${JSON.stringify(journalFile(home))}, 'a'); console.log('held'); setInterval(() => {}, 1000)`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => older.stdout.once('data', () => resolve()));
+      expect(await a.store.sealJournal()).toBeUndefined();
+      expect(segments(home)).toEqual([]);
+      expect(a.store.warnings).toContainEqual(expect.stringContaining(`process ${older.pid} holds the journal without following seals`));
+    } finally {
+      older.kill('SIGKILL');
+      await new Promise((resolve) => older.once('exit', resolve));
+    }
+    expect(await a.store.sealJournal()).toMatchObject({ start: 0, end: a.store.version });
+    expect(segments(home)).toHaveLength(1);
+  });
+
+  it('a process that opens a store whose snapshot covers enough unsealed journal seals it a while later', async () => {
+    const home = tempHome('seal-open');
+    const a = await openStore(home);
+    await fillStore(a, 'a');
+    closeAll(); // close() checkpoints but never seals: it cannot wait
+    expect(segments(home)).toEqual([]);
+    const b = await openStore(home, 1, 20);
+    const deadline = Date.now() + 10_000;
+    while (!fs.readFileSync(journalFile(home), 'utf8').startsWith('{"recollect_journal"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(segments(home)).toEqual([`0-${b.store.version}.br`]);
+    await b.memory.remember({ statement: 'after the open-time seal' }, 'test');
+    expect(b.memory.status().entries).toBe(3);
+  });
+
+  it('does nothing below the size threshold, and a store without a header (every older store) opens and appends unchanged', async () => {
+    const home = tempHome('seal-old');
+    const a = await openStore(home, 4 * 1024 * 1024);
+    await a.memory.remember({ statement: 'an old store' }, 'test');
+    a.store.checkpoint();
+    expect(await a.store.sealJournal()).toBeUndefined();
+    expect(segments(home)).toEqual([]);
+    const text = fs.readFileSync(journalFile(home), 'utf8');
+    expect(text.startsWith('{"op":')).toBe(true);
+    closeAll();
+    const b = await openStore(home);
+    await b.memory.remember({ statement: 'still plain' }, 'test');
+    expect(fs.readFileSync(journalFile(home), 'utf8').startsWith(text)).toBe(true);
+    expect(b.store.version).toBe(fs.statSync(journalFile(home)).size);
+  });
+
+  it('a damaged or missing segment is a clear error when a replay needs it, and is left in place; a store whose snapshot covers it still opens', async () => {
+    const home = tempHome('seal-damaged');
+    const a = await openStore(home);
+    await fillStore(a, 'a');
+    a.store.checkpoint();
+    await a.store.sealJournal();
+    closeAll();
+    const [name] = segments(home);
+    const seg = path.join(home, SEALED_DIR, String(name));
+    const bytes = fs.readFileSync(seg);
+    const damaged = Buffer.from(bytes);
+    damaged[Math.floor(damaged.length / 2)] = (damaged[Math.floor(damaged.length / 2)] ?? 0) ^ 0xff;
+    fs.writeFileSync(seg, damaged);
+
+    const b = await openStore(home); // the snapshot covers the sealed prefix: no segment read
+    expect(b.memory.status().entries).toBe(2);
+    await expect(b.store.rebuild()).rejects.toThrow(/sealed journal segment .* is damaged/);
+    expect(b.memory.status().entries).toBe(2); // the old database stays in use
+    closeAll();
+
+    fs.rmSync(path.join(home, 'store.sqlite'));
+    const err = await openStore(home).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreCorruptError);
+    expect((err as StoreCorruptError).path).toBe(seg);
+    expect(fs.readFileSync(seg)).toEqual(damaged);
+
+    fs.rmSync(seg);
+    await expect(openStore(home)).rejects.toThrow(/were sealed, but no segment .* holds them/);
+    fs.writeFileSync(seg, bytes);
+    const c = await openStore(home);
+    expect(c.memory.status().entries).toBe(2);
+  });
+});
+
+describe('kill -9 in the middle of sealing', () => {
+  let child = '';
+  beforeAll(async () => {
+    child = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-sealchild-')), 'sealChild.cjs');
+    await build({ input: path.join(__dirname, 'helpers/sealChild.ts'), platform: 'node', logLevel: 'warn', output: { file: child, format: 'cjs' } });
+  });
+
+  for (const step of ['segment-written', 'segment-placed', 'live-written', 'live-swapped'] as const) {
+    it(`loses and duplicates nothing when the sealing process dies after "${step}"`, async () => {
+      const home = tempHome(`seal-kill-${step}`);
+      const a = await openStore(home);
+      const ids = await fillStore(a, 'a');
+      a.store.checkpoint();
+      const covered = a.store.version;
+      await a.memory.remember({ statement: 'tail line' }, 'test');
+      const before = dump(a.store.db);
+      closeAll();
+
+      const run = spawnSync(process.execPath, [child, home, String(covered), step], { encoding: 'utf8' });
+      expect(run.signal).toBe('SIGKILL');
+      // It died where it was told to: the header (the swap) only at the last step.
+      expect(fs.readFileSync(journalFile(home), 'utf8').startsWith('{"recollect_journal"')).toBe(step === 'live-swapped');
+      expect(segments(home).filter((n) => n.endsWith('.br'))).toEqual(step === 'segment-written' ? [] : [`0-${covered}.br`]);
+      expect(fs.readdirSync(home).some((n) => n.startsWith('journal.jsonl.tmp-'))).toBe(step === 'live-written');
+
+      fs.rmSync(path.join(home, 'store.sqlite')); // replay everything: through the segment if the swap happened
+      const b = await openStore(home);
+      expect(b.store.journalProblems).toBe(2);
+      const rows = dump(b.store.db);
+      expect(rows).toEqual(before);
+      expect(ids.every((id) => rows.notes?.some((n) => (n as { id: string }).id === id))).toBe(true);
+      await b.memory.remember({ statement: 'after the crash' }, 'test');
+
+      // A later seal finishes the job, cleaning what the dead one left.
+      b.store.checkpoint();
+      const done = spawnSync(process.execPath, [child, home, String(b.store.version), 'none'], { encoding: 'utf8' });
+      expect(done.status, done.stderr).toBe(0);
+      expect(fs.readdirSync(path.join(home, SEALED_DIR)).filter((n) => n.includes('.tmp-'))).toEqual([]);
+      expect(fs.readdirSync(home).filter((n) => n.includes('.tmp-'))).toEqual([]);
+      await b.store.rebuild();
+      expect(b.memory.status().entries).toBe(4);
+      expect(b.store.journalProblems).toBe(2);
+    });
+  }
+});
