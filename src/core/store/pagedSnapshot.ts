@@ -23,13 +23,7 @@ export function isPagedFile(fd: number): boolean {
  * at open as before. The other chunks are checked when first read.
  */
 export function openPagedFrame(file: string, fd: number): OpenedFrame {
-  let frame: PagedFrame;
-  try {
-    frame = PagedFrame.fromFd(file, fd);
-  } catch (err) {
-    fs.closeSync(fd);
-    throw err;
-  }
+  const frame = frameTakingOver(file, fd);
   try {
     if (frame.size === 0) return { frame, first: undefined };
     const first = frame.load(0);
@@ -38,6 +32,16 @@ export function openPagedFrame(file: string, fd: number): OpenedFrame {
     return { frame, first };
   } catch (err) {
     frame.close();
+    throw err;
+  }
+}
+
+/** The frame read from `fd`, which it then owns; `fd` is closed when the frame cannot be read. */
+function frameTakingOver(file: string, fd: number): PagedFrame {
+  try {
+    return PagedFrame.fromFd(file, fd);
+  } catch (err) {
+    fs.closeSync(fd);
     throw err;
   }
 }
@@ -55,13 +59,7 @@ function headerDamage(first: Buffer, size: number): string | undefined {
 
 /** The whole database of a version 3 file, decoded eagerly (tools and benches that want the bytes); takes over `fd`. */
 export function decodePagedFile(file: string, fd: number): Buffer {
-  let frame: PagedFrame;
-  try {
-    frame = PagedFrame.fromFd(file, fd);
-  } catch (err) {
-    fs.closeSync(fd);
-    throw err;
-  }
+  const frame = frameTakingOver(file, fd);
   try {
     const out = Buffer.allocUnsafeSlow(frame.size);
     for (let i = 0; i < frame.count; i++) frame.load(i).copy(out, i * frame.chunkBytes);

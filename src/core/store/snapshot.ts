@@ -58,17 +58,10 @@ export async function openSnapshot(file: string): Promise<{ paged: OpenedFrame }
  * database showing up later.
  */
 export function readSnapshot(file: string): Uint8Array | undefined {
-  const fd = openIfAny(file);
-  if (fd === undefined) return undefined;
-  let data: Buffer;
-  try {
-    if (isPagedFile(fd)) return checked(file, () => decodePagedFile(file, fd)); // closes fd
-    data = fs.readFileSync(fd);
-  } catch (err) {
-    fs.closeSync(fd);
-    throw err;
-  }
-  fs.closeSync(fd);
+  const read = readWhole(file);
+  if (!read) return undefined;
+  if ('decoded' in read) return read.decoded;
+  const { data } = read;
   return checked(file, () => (hasMagic(data, CHUNKED_MAGIC) ? decodeChunkedSync(data) : decodeOlder(data)));
 }
 
@@ -77,18 +70,25 @@ export function readSnapshot(file: string): Uint8Array | undefined {
  * pool; this thread is free for other work while it waits.
  */
 export async function readSnapshotAsync(file: string): Promise<Uint8Array | undefined> {
+  const read = readWhole(file);
+  if (!read) return undefined;
+  return 'decoded' in read ? read.decoded : decodeAsync(file, read.data);
+}
+
+/** A version 3 file decoded and checked, or the raw bytes of an older one; undefined when there is no file. */
+function readWhole(file: string): { decoded: Uint8Array } | { data: Buffer } | undefined {
   const fd = openIfAny(file);
   if (fd === undefined) return undefined;
   let data: Buffer;
   try {
-    if (isPagedFile(fd)) return checked(file, () => decodePagedFile(file, fd)); // closes fd
+    if (isPagedFile(fd)) return { decoded: checked(file, () => decodePagedFile(file, fd)) }; // closes fd
     data = fs.readFileSync(fd);
   } catch (err) {
     fs.closeSync(fd);
     throw err;
   }
   fs.closeSync(fd);
-  return decodeAsync(file, data);
+  return { data };
 }
 
 async function decodeAsync(file: string, data: Buffer): Promise<Uint8Array> {
