@@ -71,9 +71,12 @@ export class Conditions {
  * same FTS segments, and a 64 MB cache cut their time by about a quarter in the bench.
  * The database lives in sql.js's in-memory file system and is never the durable copy (the
  * journal is), so its rollback journal can live in memory too: a small transaction took
- * 0.06 ms instead of 0.16 ms, and ROLLBACK and savepoints work the same.
+ * 0.06 ms instead of 0.16 ms, and ROLLBACK and savepoints work the same. No other connection
+ * ever opens that file, so the connection keeps its lock instead of taking and checking it
+ * around every statement: 19–33 µs per statement became 3 µs (a search runs several).
  */
 export function tuneConnection(db: Database): void {
   db.exec('PRAGMA cache_size = -65536');
   db.exec('PRAGMA journal_mode = MEMORY');
+  db.exec('PRAGMA locking_mode = EXCLUSIVE');
 }
