@@ -95,6 +95,8 @@ const MIGRATIONS = [
   // reads these few index pages instead of a table row per day log, rows spread over the whole
   // database file, each of which a snapshot read on demand must load.
   'DROP INDEX IF EXISTS notes_by_path; CREATE INDEX notes_by_path ON notes(path, retired_at);',
+  // search_text looks up the note chunks among its hits by docid, which scanned every chunk.
+  'CREATE INDEX note_chunks_by_docid ON note_chunks(fts_docid);',
 ];
 
 function applyFactSaved(db: Database, op: Operation): void {
