@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { brotliCompressSync, deflateRawSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DEFLATE_MIN_CHARS, encodeLine, parseOperation, type Operation } from '../../src/core/store/journal';
+import { sealingPossible } from '../../src/core/store/journalHolders';
 import { openServices } from '../../src/core/services';
 import { readSnapshot } from '../../src/core/store/snapshot';
 import { loadSqlJs, queryRows } from '../../src/core/store/sqlite';
@@ -59,7 +60,8 @@ describe('history import journal', () => {
     const lines = journalOf(home).map((l) => JSON.parse(l) as { op: string; brotli?: string });
     expect(lines.filter((l) => l.op === 'history.file.imported')).toHaveLength(report.files - report.unchanged_files);
     expect(lines.filter((l) => l.op === 'history.file.seen' || l.op === 'history.session.imported')).toHaveLength(0);
-    expect(lines.some((l) => typeof l.brotli === 'string')).toBe(true);
+    // Large lines are packed one by one only where the journal is never sealed (no /proc).
+    expect(lines.some((l) => typeof l.brotli === 'string')).toBe(!sealingPossible());
     const written = historyPicture(a.store.db);
     expect(written.events.length).toBe(report.events);
 
@@ -71,26 +73,28 @@ describe('history import journal', () => {
     b.store.close();
   });
 
-  it('a journal mixing deflated lines of earlier builds with brotli lines replays to identical rows', async () => {
+  it('a journal mixing plain, brotli and deflated (earlier builds) large lines replays to identical rows', async () => {
     const home = tempHome('mixedlines');
     const a = await openTemp(home);
     await a.importer.importPaths([transcriptFixtures()]);
     const written = historyPicture(a.store.db);
     a.store.close();
-    // Every other compressed line rewritten as earlier builds wrote it: deflate level 1, base64.
+    // Large lines in turn as earlier builds deflated them (level 1, base64), packed with brotli, and plain.
     let n = 0;
     const mixed = journalOf(home).map((line) => {
-      const v = JSON.parse(line) as { op: string; at: number; brotli?: string };
-      if (typeof v.brotli !== 'string' || n++ % 2 === 1) return line;
       const op = parseOperation(line) as Operation;
-      return JSON.stringify({ op: v.op, at: v.at, deflated: deflateRawSync(Buffer.from(JSON.stringify(op), 'utf8'), { level: 1 }).toString('base64') });
+      if (JSON.stringify(op).length < DEFLATE_MIN_CHARS) return line;
+      const form = n++ % 3;
+      if (form === 0) return JSON.stringify({ op: op.op, at: op.at, deflated: deflateRawSync(Buffer.from(JSON.stringify(op), 'utf8'), { level: 1 }).toString('base64') });
+      return form === 1 ? encodeLine(op, true) : encodeLine(op, false);
     });
-    expect(n).toBeGreaterThan(3);
+    expect(n).toBeGreaterThan(5);
     const other = tempHome('mixedlines-replay');
     fs.writeFileSync(path.join(other, 'journal.jsonl'), mixed.join('\n') + '\n');
     const kinds = mixed.map((l) => JSON.parse(l) as { brotli?: string; deflated?: string });
     expect(kinds.filter((l) => typeof l.deflated === 'string').length).toBeGreaterThan(1);
     expect(kinds.filter((l) => typeof l.brotli === 'string').length).toBeGreaterThan(1);
+    expect(kinds.filter((l, i) => l.brotli === undefined && l.deflated === undefined && (mixed[i] ?? '').length >= DEFLATE_MIN_CHARS).length).toBeGreaterThan(1);
     const b = await openTemp(other);
     expect(b.store.journalProblems).toBe(0);
     expect(historyPicture(b.store.db)).toEqual(written);

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StoreCorruptError } from './errors';
 import { encodeLine, parseOperation, type JournalProblem, type Operation } from './journalLine';
-import { holdFollowerMarker } from './journalHolders';
+import { holdFollowerMarker, sealingPossible } from './journalHolders';
 import { LiveFile } from './journalLive';
 import { listSegments, replaySegment } from './journalSegments';
 
@@ -36,6 +36,9 @@ export class Journal {
   /** Held open for as long as the journal is: tells a sealing process that this one follows seals (journalHolders.ts). */
   private readonly markerFd: number;
 
+  /** Large lines are compressed one by one only where nothing will seal them (encodeLine). */
+  private readonly packLines = !sealingPossible();
+
   constructor(readonly path: string) {
     // The marker first: a process seen holding the journal without it is taken for an earlier build.
     this.markerFd = holdFollowerMarker(path);
@@ -68,7 +71,7 @@ export class Journal {
     if (this.replaced()) throw new Error(`journal ${this.path} was replaced while this process held the store lock; nothing was written`);
     const size = this.live.physicalSize();
     const prefix = size > this.live.headerLen && this.lastByte(size) !== NEWLINE ? '\n' : '';
-    const line = Buffer.from(prefix + encodeLine(op) + '\n', 'utf8');
+    const line = Buffer.from(prefix + encodeLine(op, this.packLines) + '\n', 'utf8');
     fs.writeSync(this.live.appendFd, line);
     if (options.sync) fs.fdatasyncSync(this.live.appendFd);
     return line.length;

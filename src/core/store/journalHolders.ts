@@ -12,6 +12,15 @@ import * as path from 'node:path';
  */
 export const FOLLOWER_MARKER = 'journal.follows-seals';
 
+/** Whether this system shows other processes' open files, without which a journal is never sealed. */
+export function sealingPossible(procRoot = '/proc'): boolean {
+  try {
+    return fs.readdirSync(path.join(procRoot, 'self', 'fd')).length > 0;
+  } catch {
+    return false;
+  }
+}
+
 /** Opens (creating) the marker beside `journalPath`; the caller keeps the descriptor until it closes the journal. */
 export function holdFollowerMarker(journalPath: string): number {
   return fs.openSync(path.join(path.dirname(journalPath), FOLLOWER_MARKER), 'a');

@@ -1,5 +1,6 @@
 import type { FileLock } from './fileLock';
 import type { Journal } from './journal';
+import { sealingPossible } from './journalHolders';
 import { sealCovered, type SealResult } from './journalSeal';
 
 /**
@@ -41,7 +42,8 @@ export class SealScheduler {
   seal(): Promise<SealResult | undefined> {
     if (this.running) return this.running;
     const upTo = this.covered();
-    if (this.closed || upTo <= this.journal.base) return Promise.resolve(undefined);
+    // Without /proc, processes of earlier builds cannot be ruled out (journalHolders.ts).
+    if (this.closed || upTo <= this.journal.base || !sealingPossible()) return Promise.resolve(undefined);
     this.running = sealCovered({
       journalPath: this.journal.path,
       sealedDir: this.journal.sealedDir,
