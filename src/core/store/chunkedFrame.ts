@@ -56,19 +56,27 @@ function pieces(data: Uint8Array, chunkBytes: number): Uint8Array[] {
 }
 
 function assemble(size: number, chunkBytes: number, compressed: Buffer[]): Buffer {
-  const header = Buffer.alloc(FIXED + compressed.length * ENTRY + HASH);
-  CHUNKED_MAGIC.copy(header, 0);
-  header.writeBigUInt64LE(BigInt(size), CHUNKED_MAGIC.length);
-  header.writeUInt32LE(chunkBytes, CHUNKED_MAGIC.length + 8);
-  header.writeUInt32LE(compressed.length, CHUNKED_MAGIC.length + 12);
-  compressed.forEach((c, i) => {
+  return Buffer.concat([frameHeader(CHUNKED_MAGIC, size, chunkBytes, compressed.map((c) => ({ length: c.length, hash: sha256(c) }))), ...compressed]);
+}
+
+/**
+ * The header versions 2 and 3 share (magic, database size, chunk size, chunk count, each chunk's
+ * length and SHA-256, then the hash of all that), for chunks already compressed and hashed.
+ */
+export function frameHeader(magic: Buffer, size: number, chunkBytes: number, chunks: readonly { length: number; hash: Uint8Array }[]): Buffer {
+  const header = Buffer.alloc(FIXED + chunks.length * ENTRY + HASH);
+  magic.copy(header, 0);
+  header.writeBigUInt64LE(BigInt(size), magic.length);
+  header.writeUInt32LE(chunkBytes, magic.length + 8);
+  header.writeUInt32LE(chunks.length, magic.length + 12);
+  chunks.forEach((c, i) => {
     const at = FIXED + i * ENTRY;
     header.writeUInt32LE(c.length, at);
-    sha256(c).copy(header, at + 4);
+    header.set(c.hash, at + 4);
   });
   const hashAt = header.length - HASH;
   sha256(header.subarray(0, hashAt)).copy(header, hashAt);
-  return Buffer.concat([header, ...compressed]);
+  return header;
 }
 
 export function encodeChunkedSync(data: Uint8Array, chunkBytes = chunkBytesFor(data.length)): Buffer {

@@ -2,6 +2,7 @@ import { createHash, webcrypto } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
+import { frameHeader } from './chunkedFrame';
 
 /**
  * Snapshot frame version 3: the database cut into small chunks, each compressed on its own and
@@ -63,19 +64,7 @@ export function compressChunk(raw: Uint8Array): Promise<Buffer> {
 
 /** The header for chunks already compressed (their hashes given, so copied chunks are not rehashed). */
 export function pagedHeader(size: number, chunkBytes: number, chunks: readonly { length: number; hash: Uint8Array }[]): Buffer {
-  const header = Buffer.alloc(FIXED + chunks.length * ENTRY + HASH);
-  PAGED_MAGIC.copy(header, 0);
-  header.writeBigUInt64LE(BigInt(size), PAGED_MAGIC.length);
-  header.writeUInt32LE(chunkBytes, PAGED_MAGIC.length + 8);
-  header.writeUInt32LE(chunks.length, PAGED_MAGIC.length + 12);
-  chunks.forEach((c, i) => {
-    const at = FIXED + i * ENTRY;
-    header.writeUInt32LE(c.length, at);
-    header.set(c.hash, at + 4);
-  });
-  const hashAt = header.length - HASH;
-  sha256(header.subarray(0, hashAt)).copy(header, hashAt);
-  return header;
+  return frameHeader(PAGED_MAGIC, size, chunkBytes, chunks);
 }
 
 /** A whole database (an export, a rebuilt store) as a version 3 frame, its parts in file order. */
