@@ -46,6 +46,10 @@ async function main(argv: string[]): Promise<number> {
         const report = await s.importer.importPaths(rest);
         // The summary DAG catches up with what was imported (and anything an earlier run left unbuilt).
         const summaries = await s.lcm.buildAll();
+        // A one-off process: nothing long-lived may open this store soon to seal the journal
+        // the import grew, so it checkpoints and seals before it exits.
+        s.store.checkpoint();
+        await s.store.sealJournal();
         process.stdout.write(JSON.stringify({ ...report, summaries }, null, 2) + '\n');
         return EXIT.answered;
       });
