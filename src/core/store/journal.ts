@@ -56,6 +56,16 @@ export class Journal {
     return this.live.base;
   }
 
+  /**
+   * True when nothing was appended past `offset` and the file was not replaced by a seal: what
+   * every read asks first, answered with one stat of the path (an fstat of our descriptor could
+   * not see the replacement).
+   */
+  unchangedSince(offset: number): boolean {
+    const size = this.live.currentSize(this.path);
+    return size !== undefined && this.live.base + Math.max(0, size - this.live.headerLen) <= offset;
+  }
+
   /** True when sealing has put a newer file at the path than the one this process holds (one stat). */
   replaced(): boolean {
     return !this.live.isCurrent(this.path);

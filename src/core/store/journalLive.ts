@@ -91,11 +91,17 @@ export class LiveFile implements LiveHead {
 
   /** False once sealing has renamed a newer generation over the path. */
   isCurrent(file: string): boolean {
+    return this.currentSize(file) !== undefined;
+  }
+
+  /** This file's physical size read through the path (one stat), or undefined once sealing has renamed a newer generation over it. */
+  currentSize(file: string): number | undefined {
     try {
-      return fs.statSync(file).ino === this.ino;
+      const st = fs.statSync(file);
+      return st.ino === this.ino ? st.size : undefined;
     } catch (err) {
       // The path is only ever replaced by rename, never removed; if someone removed it, keep ours.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.physicalSize();
       throw err;
     }
   }

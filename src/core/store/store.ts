@@ -217,9 +217,9 @@ export class Store {
     return this.skippedLines;
   }
 
-  /** Applies whatever other processes appended since we last looked. Cheap when nothing changed: an fstat, and a stat to notice a sealed (replaced) journal file. */
+  /** Applies whatever other processes appended since we last looked. Cheap when nothing changed: one stat (which also notices a sealed, replaced journal file). */
   refresh(): void {
-    if (this.journal.size() <= this.offset && !this.journal.replaced()) return;
+    if (this.journal.unchangedSince(this.offset)) return;
     const db = this.database;
     this.batch.run(db, () => {
       this.offset = this.journal.readFrom(
