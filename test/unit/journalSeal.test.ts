@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { build } from 'rolldown';
@@ -247,7 +246,7 @@ describe('journal sealing', () => {
 describe('kill -9 in the middle of sealing', () => {
   let child = '';
   beforeAll(async () => {
-    child = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-sealchild-')), 'sealChild.cjs');
+    child = path.join(tempHome('sealchild'), 'sealChild.cjs');
     await build({ input: path.join(__dirname, 'helpers/sealChild.ts'), platform: 'node', logLevel: 'warn', output: { file: child, format: 'cjs' } });
   });
 

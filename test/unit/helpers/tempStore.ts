@@ -6,8 +6,17 @@ import { openServices, type Services } from '../../../src/core/services';
 
 export const WASM_PATH = createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm');
 
+const made: string[] = [];
+
+/** A fresh temp folder, removed after the test file by removeTempHomes (test/unit/removeTempHomes.ts). */
 export function tempHome(label = 'store'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `recollect-${label}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `recollect-${label}-`));
+  made.push(dir);
+  return dir;
+}
+
+export function removeTempHomes(): void {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /** A real store on a real temp folder, with the real sql.js wasm. */

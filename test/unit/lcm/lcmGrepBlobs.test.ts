@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { regexSnippet } from '../../../src/core/lcm/grepText';
@@ -8,6 +7,7 @@ import { queryRows } from '../../../src/core/store/sqlite';
 import { invokeTool } from '../../../src/core/tools/invoke';
 import { findTool } from '../../../src/core/tools/registry';
 import { transcriptFixtures } from '../helpers/fixtures';
+import { tempHome } from '../helpers/tempStore';
 import { bruteForce, bruteRanked } from './grepReference';
 import { importedFixtures } from './lcmFixture';
 
@@ -22,7 +22,7 @@ let s: Services;
 let copies: string;
 beforeAll(async () => {
   s = await importedFixtures();
-  copies = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-blobs-'));
+  copies = tempHome('lcm-blobs');
   const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
   const fresh = (u: string) => `${u.slice(0, 24)}0123456789ab`; // the same new id for the same old one
   for (const rel of ['copilot-export/dealenx_chat_succes_mcp.json', 'codex/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl']) {
