@@ -34,9 +34,9 @@ export class DatabaseFile {
   }
 
   /** For the bench's diagnostics: how much of the database the process has read and written. */
-  get stats(): { paged: boolean; loadedChunks: number; dirtyChunks: number; chunkBytes: number } {
+  get stats(): { paged: boolean; loadedChunks: number; dirtyChunks: number; chunkBytes: number; syncLoads: number } {
     const p = this.paged;
-    return { paged: !!p && !p.detached, loadedChunks: p?.loadedChunks ?? 0, dirtyChunks: p?.dirtyChunks ?? 0, chunkBytes: p?.chunkBytes ?? 0 };
+    return { paged: !!p && !p.detached, loadedChunks: p?.loadedChunks ?? 0, dirtyChunks: p?.dirtyChunks ?? 0, chunkBytes: p?.chunkBytes ?? 0, syncLoads: p?.syncLoads ?? 0 };
   }
 
   /**
@@ -86,6 +86,11 @@ export class DatabaseFile {
   readAhead(): Promise<void> {
     const paged = this.paged;
     return paged?.readAhead(() => paged === this.paged && !paged.detached) ?? Promise.resolve();
+  }
+
+  /** Between two operations: takes what the read-ahead finished meanwhile, a little at a time (pagedContents.ts). */
+  takeReadAhead(): void {
+    this.paged?.takeReadAhead();
   }
 
   /** The database was replaced by one in plain memory (a rebuild); its snapshot file is no longer read. */

@@ -1,4 +1,5 @@
 import type { Database, SqlJsStatic } from 'sql.js';
+import { ChunkReader, type ChunkResult } from './chunkReader';
 import type { PagedFrame } from './pagedFrame';
 
 /**
@@ -53,6 +54,10 @@ export class PagedContents {
   /** Bumped on each write into a chunk; a checkpoint compares it to know what changed meanwhile. */
   private readonly versions: number[] = [];
   private readonly dirty = new Set<number>();
+  /** The read-ahead's worker while it runs; a query needing a chunk first takes what it finished. */
+  private reader: ChunkReader | undefined;
+  /** Chunks a query had to decompress itself, on the main thread, because no read-ahead had them yet. */
+  syncLoads = 0;
 
   constructor(
     private frame: PagedFrame,
@@ -110,11 +115,17 @@ export class PagedContents {
   private chunk(i: number): Buffer {
     const have = this.chunks[i];
     if (have) return have;
+    if (this.reader) {
+      this.reader.drain();
+      const ready = this.chunks[i];
+      if (ready) return ready;
+    }
     if (this.damage) throw ioError(this.damage.message);
     let data: Buffer;
     if (i < this.frame.count) {
       let loaded: Buffer;
       try {
+        this.syncLoads++;
         loaded = this.frame.load(i);
       } catch (err) {
         this.damage = err instanceof Error ? err : new Error(String(err));
@@ -154,6 +165,7 @@ export class PagedContents {
    * it: a chunk nobody read is the same in both files.
    */
   async readAhead(wanted: () => boolean = () => true): Promise<void> {
+    if (await this.readAheadInWorker(wanted)) return;
     // From the end: a query scanning a table reads forward from its early pages, so the two meet
     // in the middle instead of decompressing the same chunks twice.
     for (let i = this.frame.count - 1; i >= 0; i--) {
@@ -174,6 +186,45 @@ export class PagedContents {
       }
       if (!this.chunks[i] && !this.damage) this.chunks[i] = this.fullSize(raw);
     }
+  }
+
+  /**
+   * Takes a few chunks the read-ahead's worker has finished, for a caller between two operations:
+   * taken a few at a time, they never pile up for one query to take all at once (each is 1 MB
+   * of new memory, and a pile of them sets off a full garbage collection in that query).
+   */
+  takeReadAhead(limit = 2): void {
+    this.reader?.drain(limit);
+  }
+
+  /**
+   * The read-ahead in a worker thread (chunkReader.ts), same order and checks; false when no
+   * worker could start on this file, and the thread pool does it instead. The worker reads the
+   * file it was started on to the end even when a checkpoint moves the contents to a new file
+   * meanwhile: a chunk nobody read is the same in both.
+   */
+  private async readAheadInWorker(wanted: () => boolean): Promise<boolean> {
+    const frame = this.frame;
+    const jobs = [];
+    for (let i = frame.count - 1; i >= 0; i--) {
+      const e = frame.entries[i];
+      if (!this.chunks[i] && e) jobs.push({ index: i, at: e.at, length: e.length, hash: e.hash, raw: frame.rawLength(i) });
+    }
+    if (jobs.length === 0) return true;
+    const accept = (r: ChunkResult) => {
+      if (!wanted() || this.damage) return reader?.stop();
+      if ('error' in r) return this.chunks[r.index] ? undefined : this.reportDamage(new Error(r.error));
+      if (!this.chunks[r.index] && !this.damage) this.chunks[r.index] = this.fullSize(Buffer.from(r.bytes));
+    };
+    const reader = ChunkReader.start(frame.file, (fd) => frame.sameFileAs(fd), jobs, accept);
+    if (!reader) return false;
+    this.reader = reader;
+    try {
+      await reader.finished;
+    } finally {
+      if (this.reader === reader) this.reader = undefined;
+    }
+    return true;
   }
 
   private fullSize(loaded: Buffer): Buffer {
@@ -226,6 +277,7 @@ export class PagedContents {
   }
 
   close(): void {
+    this.reader?.stop();
     this.frame.close();
   }
 }

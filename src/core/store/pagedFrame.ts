@@ -212,6 +212,14 @@ export class PagedFrame {
     }
   }
 
+  /** Whether `fd` is open on the very file this frame reads. */
+  sameFileAs(fd: number): boolean {
+    if (this.closed) return false;
+    const other = fs.fstatSync(fd);
+    const mine = fs.fstatSync(this.fd);
+    return other.ino === mine.ino && other.dev === mine.dev;
+  }
+
   /** Whether `file` still names the file this frame reads (no checkpoint renamed another over it). */
   isAt(file: string): boolean {
     if (this.closed) return false;
