@@ -17,6 +17,8 @@ const nodeTargets = [
   // The notes language server: its own process, started by the extension's language client.
   { name: 'server', entry: 'src/server/server.ts', out: 'server.js' },
   { name: 'bench', entry: 'bench/main.ts', out: 'bench.js', external: ['better-sqlite3'], dev: true },
+  // The snapshot compaction's child process (forked), found beside whichever bundle opens a store.
+  { name: 'compactWorker', entry: 'src/core/store/compactionWorker.ts', out: 'compactWorker.js', with: ['cli', 'extension', 'bench'] },
 ];
 
 async function buildNode(t) {
@@ -72,7 +74,7 @@ async function buildWebviews() {
 
 fs.mkdirSync(path.join(root, 'dist'), { recursive: true });
 for (const t of nodeTargets) {
-  if (only ? !only.has(t.name) : t.dev) continue;
+  if (only ? !only.has(t.name) && !(t.with ?? []).some((n) => only.has(n)) : t.dev) continue;
   await buildNode(t);
 }
 if (!only || only.has('cli') || only.has('extension')) {

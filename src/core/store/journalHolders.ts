@@ -2,15 +2,25 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /**
- * Sealing renames a new journal.jsonl over the old one. A process of this build notices (it
- * compares inodes) and follows; a process of an EARLIER build, still running across an upgrade
- * (an MCP server a coding agent started before it), would go on appending to the replaced file
- * and every write it acknowledged would be lost. So every process of this build holds a marker
- * file open for as long as it holds the journal, and a seal goes ahead only when no other process
- * holds the journal without the marker. Processes are seen through Linux's /proc; where it is
- * missing the check cannot be made and the journal is left unsealed (safe, just larger).
+ * Some journal changes break processes of EARLIER builds still running across an upgrade (an MCP
+ * server a coding agent started before it):
+ * - sealing renames a new journal.jsonl over the old one; a process of this build notices (it
+ *   compares inodes) and follows, an earlier one would go on appending to the replaced file and
+ *   every write it acknowledged would be lost;
+ * - an operation it does not know is skipped, and its next checkpoint would cover that line
+ *   without its effect, hiding it from every process that opens the checkpoint later.
+ * So every process holds one marker file open per such feature it understands, for as long as it
+ * holds the journal, and a process uses a feature only when no other process holds the journal
+ * without that feature's marker. Processes are seen through Linux's /proc; where it is missing the
+ * check cannot be made and the features stay off (safe: a larger journal, one import line per file).
  */
-export const FOLLOWER_MARKER = 'journal.follows-seals';
+export const READER_MARKERS = {
+  seals: 'journal.follows-seals',
+  importBatches: 'journal.reads-import-batches',
+} as const;
+export type JournalFeature = keyof typeof READER_MARKERS;
+
+export const FOLLOWER_MARKER = READER_MARKERS.seals;
 
 /** Whether this system shows other processes' open files, without which a journal is never sealed. */
 export function sealingPossible(procRoot = '/proc'): boolean {
@@ -21,22 +31,20 @@ export function sealingPossible(procRoot = '/proc'): boolean {
   }
 }
 
-/** Opens (creating) the marker beside `journalPath`; the caller keeps the descriptor until it closes the journal. */
-export function holdFollowerMarker(journalPath: string): number {
-  return fs.openSync(path.join(path.dirname(journalPath), FOLLOWER_MARKER), 'a');
+/** Opens (creating) every feature's marker beside `journalPath`; the caller keeps the descriptors until it closes the journal. */
+export function holdReaderMarkers(journalPath: string): number[] {
+  return Object.values(READER_MARKERS).map((name) => fs.openSync(path.join(path.dirname(journalPath), name), 'a'));
 }
 
-export type SealSafety = { safe: true } | { safe: false; reason: string };
-
-/** Whether every other process holding `journalPath` open also holds the marker (see above). */
-export function sealSafety(journalPath: string, procRoot = '/proc'): SealSafety {
+/** The other processes holding `journalPath` without `feature`'s marker; undefined when /proc cannot tell. */
+export function holdersUnaware(journalPath: string, feature: JournalFeature, procRoot = '/proc'): number[] | undefined {
   const journal = realpathOrSelf(journalPath);
-  const marker = realpathOrSelf(path.join(path.dirname(journalPath), FOLLOWER_MARKER));
+  const marker = realpathOrSelf(path.join(path.dirname(journalPath), READER_MARKERS[feature]));
   let pids: string[];
   try {
     pids = fs.readdirSync(procRoot).filter((name) => /^\d+$/.test(name));
   } catch {
-    return { safe: false, reason: `${procRoot} cannot be read on this system, so processes of earlier builds holding the journal cannot be ruled out` };
+    return undefined;
   }
   const unaware: number[] = [];
   for (const pid of pids) {
@@ -44,6 +52,15 @@ export function sealSafety(journalPath: string, procRoot = '/proc'): SealSafety 
     const held = openPaths(path.join(procRoot, pid, 'fd'));
     if (held.has(journal) && !held.has(marker)) unaware.push(Number(pid));
   }
+  return unaware;
+}
+
+export type SealSafety = { safe: true } | { safe: false; reason: string };
+
+/** Whether every other process holding `journalPath` open also follows seals (see above). */
+export function sealSafety(journalPath: string, procRoot = '/proc'): SealSafety {
+  const unaware = holdersUnaware(journalPath, 'seals', procRoot);
+  if (unaware === undefined) return { safe: false, reason: `${procRoot} cannot be read on this system, so processes of earlier builds holding the journal cannot be ruled out` };
   if (unaware.length === 0) return { safe: true };
   return { safe: false, reason: `process${unaware.length > 1 ? 'es' : ''} ${unaware.join(', ')} hold${unaware.length > 1 ? '' : 's'} the journal without following seals (an earlier build); sealing waits until ${unaware.length > 1 ? 'they exit' : 'it exits'}` };
 }

@@ -10,7 +10,10 @@ import { DatabaseFile } from './databaseFile';
 import { openSnapshot, setAside } from './snapshot';
 import { BatchTransaction } from './batchTransaction';
 import { SealScheduler } from './sealScheduler';
-import { loadSqlJs, tuneConnection as tune, type Database } from './sqlite';
+import type { JournalFeature } from './journalHolders';
+import { Compactor, type CompactResult } from './compaction';
+import { openPagedFrame } from './pagedSnapshot';
+import { loadSqlJs, queryScalar, tuneConnection as tune, type Database } from './sqlite';
 
 export interface StoreOptions {
   home: string;
@@ -28,6 +31,12 @@ export interface StoreOptions {
   sealDelayMs?: number;
   /** Decompress the rest of a paged snapshot in the background after opening (default true); tests of on-demand reads turn it off. */
   readAhead?: boolean;
+  /** The compaction worker's bundle (default: compactWorker.js beside the wasm); without it compaction is off. */
+  compactWorkerPath?: string;
+  /** Compact after an idle checkpoint once the database has grown enough (compaction.ts); default true. */
+  autoCompact?: boolean;
+  /** Smallest database an idle checkpoint compacts (default 16 MB, compaction.ts). */
+  compactMinBytes?: number;
   now?: () => number;
 }
 
@@ -71,6 +80,11 @@ export class Store {
   private readonly sealer: SealScheduler;
   /** A migration changed the schema since the snapshot was written: the next checkpoint writes it even with no new operation. */
   private schemaUnsaved = false;
+  /**
+   * A line a newer build wrote was skipped: a checkpoint from here would cover it without its
+   * effect and hide it from every process (that newer build too) that opens the checkpoint.
+   */
+  private sawUnknownOp = false;
 
   private constructor(
     private database: Database,
@@ -82,7 +96,19 @@ export class Store {
     this.blobs = new BlobStore(path.join(home, FILES.blobs));
     this.appliers = new Map(options.modules.flatMap((m) => Object.entries(m.appliers)));
     this.sealer = new SealScheduler(journal, lock, options.sealBytes ?? SEAL_BYTES, () => this.snapshotOffset, (w) => this.warnOnce(w));
+    this.compactor = new Compactor({
+      home,
+      snapshotFile: path.join(home, FILES.snapshot),
+      wasmPath: options.wasmPath,
+      workerPath: options.compactWorkerPath ?? path.join(path.dirname(options.wasmPath), 'compactWorker.js'),
+      minBytes: options.compactMinBytes,
+      lock,
+      now: () => this.now,
+      swapped: () => this.reopenSnapshot(),
+    });
   }
+
+  private readonly compactor: Compactor;
 
   private readonly appliers: Map<string, (db: Database, op: Operation) => void>;
 
@@ -217,8 +243,14 @@ export class Store {
     return this.skippedLines;
   }
 
+  /** Whether lines using a newer journal feature may be written now (journalHolders.ts). */
+  everyReaderKnows(feature: JournalFeature): boolean {
+    return this.journal.everyReaderKnows(feature);
+  }
+
   /** Applies whatever other processes appended since we last looked. Cheap when nothing changed: one stat (which also notices a sealed, replaced journal file). */
   refresh(): void {
+    this.dbFile.takeReadAhead();
     if (this.journal.unchangedSince(this.offset)) return;
     const db = this.database;
     this.batch.run(db, () => {
@@ -302,7 +334,7 @@ export class Store {
   /** Exports the database to the snapshot file so the next open replays only the journal's tail. */
   checkpoint(): void {
     this.refresh();
-    if (this.offset === this.snapshotOffset && !this.schemaUnsaved) return;
+    if (this.sawUnknownOp || (this.offset === this.snapshotOffset && !this.schemaUnsaved)) return;
     this.snapshotGeneration++;
     this.commitBatch();
     this.dbFile.writeSync(this.database, () => this.exportDatabase());
@@ -318,7 +350,7 @@ export class Store {
    */
   private async checkpointInBackground(): Promise<void> {
     this.refresh();
-    if (this.offset === this.snapshotOffset && !this.schemaUnsaved) return;
+    if (this.sawUnknownOp || (this.offset === this.snapshotOffset && !this.schemaUnsaved)) return;
     const generation = ++this.snapshotGeneration;
     const covered = this.offset;
     this.commitBatch();
@@ -328,6 +360,69 @@ export class Store {
       this.schemaUnsaved = false;
     }
     this.sealer.sealInBackground();
+    if ((this.options.autoCompact ?? true) && this.compactor.due(this.databaseBytes())) void this.compact().catch(() => undefined);
+  }
+
+  /**
+   * Rewrites the snapshot in table order in a child process (compaction.ts), so a fresh process's first
+   * query reads a few contiguous chunks instead of most of the file; then reads on from it.
+   */
+  async compact(): Promise<CompactResult> {
+    const result = await this.compactor.compact();
+    if (!result.ok && result.reason.startsWith('compaction failed')) this.warnOnce(result.reason);
+    return result;
+  }
+
+  private databaseBytes(): number {
+    return Number(queryScalar(this.database, 'PRAGMA page_count')) * Number(queryScalar(this.database, 'PRAGMA page_size'));
+  }
+
+  /**
+   * Under the lock, after the compacted file replaced the snapshot: this process reads from it
+   * too (its own next checkpoint would otherwise write the old layout back), replaying the
+   * journal past the offset it covers, as an open does. On failure the old database stays.
+   */
+  private async reopenSnapshot(): Promise<void> {
+    const SQL = await loadSqlJs(this.options.wasmPath);
+    this.refresh();
+    this.commitBatch();
+    const file = path.join(this.home, FILES.snapshot);
+    const opened = { paged: openPagedFrame(file, fs.openSync(file, 'r')) };
+    const { db, dbFile } = DatabaseFile.open(SQL, file, opened, (err) => this.snapshotDamaged(err));
+    this.snapshotGeneration++; // a background checkpoint of the old database must not land
+    this.replaceDatabase(db, dbFile);
+    this.snapshotOffset = Number(readMeta(db, OFFSET_KEY) ?? '0');
+    this.commitBatch();
+    if (this.options.readAhead ?? true) void dbFile.readAhead().catch(() => undefined);
+  }
+
+  /**
+   * Makes `db` this process's database (a compacted snapshot, or an empty one to replay the whole
+   * journal into) and catches it up from the offset it records; on failure the old one stays.
+   */
+  private replaceDatabase(db: Database, dbFile?: DatabaseFile): void {
+    const old = { database: this.database, dbFile: this.dbFile, offset: this.offset, skippedLines: this.skippedLines, schemaUnsaved: this.schemaUnsaved };
+    try {
+      tune(db);
+      this.schemaUnsaved = migrate(db, this.options.modules) > 0 || this.schemaUnsaved;
+      this.database = db;
+      if (dbFile) this.dbFile = dbFile;
+      this.offset = Number(readMeta(db, OFFSET_KEY) ?? '0');
+      this.skippedLines = Number(readMeta(db, PROBLEMS_KEY) ?? '0');
+      this.refresh();
+    } catch (err) {
+      this.batch.forget(); // it was the new database's, closed below
+      Object.assign(this, old);
+      db.close();
+      dbFile?.close();
+      throw err;
+    }
+    try {
+      old.database.close();
+    } catch {
+      // A damaged file can fail the rollback on close; that database is dropped anyway.
+    }
+    if (dbFile) old.dbFile.close();
   }
 
   /**
@@ -361,28 +456,7 @@ export class Store {
       } catch {
         // It cannot commit when its file is damaged; it is replaced either way.
       }
-      const old = { database: this.database, offset: this.offset, skipped: this.skippedLines };
-      const fresh = new SQL.Database();
-      tune(fresh);
-      try {
-        migrate(fresh, this.options.modules);
-        this.database = fresh;
-        this.offset = 0;
-        this.skippedLines = 0;
-        this.refresh();
-      } catch (err) {
-        this.batch.forget(); // it was the fresh database's, closed below
-        this.database = old.database;
-        this.offset = old.offset;
-        this.skippedLines = old.skipped;
-        fresh.close();
-        throw err;
-      }
-      try {
-        old.database.close();
-      } catch {
-        // A damaged file can fail the rollback on close; that database is dropped anyway.
-      }
+      this.replaceDatabase(new SQL.Database());
       this.dbFile.detach();
       this.snapshotOffset = -1;
       this.checkpoint();
@@ -396,6 +470,7 @@ export class Store {
    */
   close(): void {
     this.sealer.close();
+    this.compactor.close();
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     try {
       this.refresh();
@@ -416,7 +491,8 @@ export class Store {
     const apply = this.appliers.get(op.op);
     if (!apply) {
       this.skippedLines++;
-      this.warnings.push(`journal operation "${op.op}" is unknown to this build and was skipped`);
+      this.sawUnknownOp = true;
+      this.warnings.push(`journal operation "${op.op}" is unknown to this build and was skipped; this process writes no checkpoint from now on (a newer build wrote the store: update Recollect)`);
       return;
     }
     const db = this.database;

@@ -1,0 +1,197 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fork, type ChildProcess } from 'node:child_process';
+import { identityOf, sameIdentity, type CompactedFile } from './compactionJob';
+import type { CompactionReply, CompactionRequest } from './compactionWorker';
+import { replaceFileDurably, syncFolder } from './durableFile';
+import type { FileLock } from './fileLock';
+
+/** What `Store.compact()` did: the snapshot was replaced by its table-ordered copy, or why not. */
+export type CompactResult =
+  | ({ ok: true; wallMs: number; /** The child process's peak RSS (bytes). */ childMaxRss: number } & Omit<CompactedFile, 'out' | 'source'>)
+  | { ok: false; reason: string; wallMs: number };
+
+/** Written beside the snapshot after each compaction; the database's content never records it. */
+export interface CompactionRecord {
+  at: number;
+  databaseBytes: number;
+  coveredOffset: number;
+}
+
+/** Below this the whole database decompresses in a few dozen milliseconds: nothing to gain. */
+export const COMPACT_MIN_BYTES = 16 * 1024 * 1024;
+/** Growth since the last compaction that makes the next one worth its cost (seconds, two copies in memory). */
+export const COMPACT_GROWTH = 0.25;
+const RECORD = 'store.compaction.json';
+const TEMP = /^store\.sqlite\.tmp-(\d+)-compact$/;
+
+export interface CompactorOptions {
+  home: string;
+  snapshotFile: string;
+  wasmPath: string;
+  workerPath: string;
+  /** Smallest database worth compacting (default COMPACT_MIN_BYTES). */
+  minBytes?: number;
+  lock: FileLock;
+  now: () => number;
+  /**
+   * Called under the lock right after the compacted file replaced the snapshot: the owner
+   * reopens its database from it, or its next checkpoint would write the old layout back.
+   */
+  swapped: (coveredOffset: number) => Promise<void> | void;
+}
+
+/**
+ * Runs one compaction at a time (compactionJob.ts in a child process) and swaps its file in
+ * under the store lock only if the snapshot is still the file that was compacted: a checkpoint
+ * by any process meanwhile wins, and the compacted copy is discarded (the next idle checkpoint
+ * may try again). Until the rename the old snapshot is untouched, so a crash loses nothing;
+ * a dead process's temp file is removed by the next compaction.
+ */
+export class Compactor {
+  private running: Promise<CompactResult> | undefined;
+  private child: { process: ChildProcess; out: string } | undefined;
+  private closed = false;
+
+  constructor(private readonly options: CompactorOptions) {}
+
+  get record(): CompactionRecord | undefined {
+    try {
+      const parsed = JSON.parse(fs.readFileSync(path.join(this.options.home, RECORD), 'utf8')) as Partial<CompactionRecord>;
+      return typeof parsed.databaseBytes === 'number' ? (parsed as CompactionRecord) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Whether a database of this size is worth compacting now (measured: see the bench's section 2). */
+  due(databaseBytes: number): boolean {
+    if (this.running || this.closed || databaseBytes < (this.options.minBytes ?? COMPACT_MIN_BYTES) || !fs.existsSync(this.options.workerPath)) return false;
+    const last = this.record;
+    return !last || databaseBytes >= last.databaseBytes * (1 + COMPACT_GROWTH);
+  }
+
+  compact(): Promise<CompactResult> {
+    this.running ??= this.compactOnce().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** Stops a compaction in flight (its temp file is removed); the snapshot stays as it was. */
+  close(): void {
+    this.closed = true;
+    const child = this.child;
+    if (!child) return;
+    child.process.kill('SIGKILL');
+    fs.rmSync(child.out, { force: true });
+  }
+
+  private async compactOnce(): Promise<CompactResult> {
+    const t0 = performance.now();
+    const { snapshotFile, workerPath } = this.options;
+    const refuse = (reason: string): CompactResult => ({ ok: false, reason, wallMs: performance.now() - t0 });
+    if (this.closed) return refuse('the store is closing');
+    if (!fs.existsSync(snapshotFile)) return refuse('there is no snapshot to compact yet');
+    if (!fs.existsSync(workerPath)) return refuse(`the compaction worker ${workerPath} is missing from this build`);
+    this.removeDeadTemps();
+    const out = `${snapshotFile}.tmp-${process.pid}-compact`;
+    let file: CompactedFile;
+    let childMaxRss: number;
+    try {
+      ({ file, childMaxRss } = await this.inChild({ wasmPath: this.options.wasmPath, snapshotFile, out }));
+    } catch (err) {
+      fs.rmSync(out, { force: true });
+      return refuse(`compaction failed: ${(err as Error).message}`);
+    }
+    let swapped: Awaited<ReturnType<typeof swapIn>>;
+    try {
+      swapped = await swapIn(this.options, file, () => this.closed);
+    } catch (err) {
+      fs.rmSync(out, { force: true });
+      return refuse(`compaction failed: ${(err as Error).message}`);
+    }
+    return swapped.ok ? { ok: true, wallMs: performance.now() - t0, childMaxRss, ...swapped.stats } : refuse(swapped.reason);
+  }
+
+  private inChild(request: CompactionRequest): Promise<{ file: CompactedFile; childMaxRss: number }> {
+    return new Promise((resolve, reject) => {
+      // A process, not a thread: the job's two database copies never count against the owner
+      // (the extension host, in VS Code), and `--expose-gc` is the child's flag, not the owner's.
+      const child = fork(this.options.workerPath, [], { execArgv: ['--expose-gc'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      // Never what keeps a process alive: one that exits leaves a temp file the next run removes.
+      child.unref();
+      child.channel?.unref();
+      this.child = { process: child, out: request.out };
+      let settled = false;
+      const settle = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        fn();
+      };
+      child.once('message', (m: CompactionReply) => {
+        settle(() => (m.ok ? resolve({ file: m.result, childMaxRss: m.maxRss }) : reject(new Error(m.error))));
+      });
+      child.once('error', (err) => settle(() => reject(err)));
+      child.once('exit', (code, signal) => {
+        if (this.child?.process === child) this.child = undefined;
+        settle(() => reject(new Error(this.closed ? 'stopped because the store closed' : `the compaction process exited (${signal ?? `code ${code}`}) without an answer`)));
+      });
+      child.send(request);
+    });
+  }
+
+  /** A compaction killed before its rename leaves a temp file the size of the snapshot. */
+  private removeDeadTemps(): void {
+    const dir = path.dirname(this.options.snapshotFile);
+    for (const name of fs.readdirSync(dir)) {
+      const pid = Number(TEMP.exec(name)?.[1] ?? NaN);
+      if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) fs.rmSync(path.join(dir, name), { force: true });
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Under the store lock: renames the compacted file over the snapshot only when the snapshot is
+ * still the file that was compacted (same inode, size and time); otherwise, or when the store is
+ * closing, the compacted file is deleted and the snapshot left as it is.
+ */
+export async function swapIn(
+  options: Pick<CompactorOptions, 'lock' | 'snapshotFile' | 'home' | 'now' | 'swapped'>,
+  file: CompactedFile,
+  closed: () => boolean = () => false,
+): Promise<{ ok: true; stats: Omit<CompactedFile, 'out' | 'source'> } | { ok: false; reason: string }> {
+  const { snapshotFile } = options;
+  return options.lock.withLock(async () => {
+    let current: fs.Stats | undefined;
+    try {
+      current = fs.statSync(snapshotFile);
+    } catch {
+      current = undefined;
+    }
+    if (closed() || !current || !sameIdentity(identityOf(current), file.source)) {
+      fs.rmSync(file.out, { force: true });
+      return { ok: false as const, reason: closed() ? 'the store closed during compaction' : 'another checkpoint replaced the snapshot meanwhile; the compacted copy was discarded' };
+    }
+    fs.renameSync(file.out, snapshotFile);
+    syncFolder(path.dirname(snapshotFile));
+    const record: CompactionRecord = { at: options.now(), databaseBytes: file.databaseBytesAfter, coveredOffset: file.coveredOffset };
+    replaceFileDurably(path.join(options.home, RECORD), JSON.stringify(record));
+    try {
+      await options.swapped(file.coveredOffset);
+    } catch (err) {
+      return { ok: false as const, reason: `compaction failed after the swap: this process could not reopen the compacted snapshot (${(err as Error).message}); it reads the old file until it reopens` };
+    }
+    const stats: Omit<CompactedFile, 'out' | 'source'> & Partial<Pick<CompactedFile, 'out' | 'source'>> = { ...file };
+    delete stats.out;
+    delete stats.source;
+    return { ok: true as const, stats };
+  });
+}
