@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFLATE_MIN_CHARS, encodeLine, parseOperation, type Operation } from '../../src/core/store/journal';
 import { sealingPossible } from '../../src/core/store/journalHolders';
 import { openServices } from '../../src/core/services';
+import { walkTranscriptFiles } from '../../src/core/history/importer';
 import { readSnapshot } from '../../src/core/store/snapshot';
 import { loadSqlJs, queryRows } from '../../src/core/store/sqlite';
 import { transcriptFixtures } from './helpers/fixtures';
@@ -52,13 +53,19 @@ describe('journal lines', () => {
 });
 
 describe('history import journal', () => {
-  it('writes one line per imported file, and replay (another process, a rebuild) gives exactly what the writer applied', async () => {
+  it('writes each imported file once, in batches of files per line, and replay (another process, a rebuild) gives exactly what the writer applied', async () => {
     const home = tempHome('onefile');
     const a = await openTemp(home);
     const report = await a.importer.importPaths([transcriptFixtures()]);
     expect(report.files).toBeGreaterThan(5);
     const lines = journalOf(home).map((l) => JSON.parse(l) as { op: string; brotli?: string });
-    expect(lines.filter((l) => l.op === 'history.file.imported')).toHaveLength(report.files - report.unchanged_files);
+    const ops = journalOf(home).map((l) => parseOperation(l) as Operation & { file?: { path: string }; files?: { file: { path: string } }[] });
+    const imported = ops.flatMap((o) => (o.op === 'history.file.imported' && o.file ? [o.file.path] : o.op === 'history.files.imported' ? (o.files ?? []).map((f) => f.file.path) : []));
+    expect(imported).toHaveLength(report.files - report.unchanged_files);
+    expect(new Set(imported).size).toBe(imported.length);
+    // Fewer lines than files: the fixtures fit in a batch or two.
+    expect(ops.filter((o) => o.op === 'history.files.imported').length).toBeGreaterThan(0);
+    expect(ops.filter((o) => o.op.startsWith('history.file')).length).toBeLessThan(imported.length);
     expect(lines.filter((l) => l.op === 'history.file.seen' || l.op === 'history.session.imported')).toHaveLength(0);
     // Large lines are packed one by one only where the journal is never sealed (no /proc).
     expect(lines.some((l) => typeof l.brotli === 'string')).toBe(!sealingPossible());
@@ -76,7 +83,8 @@ describe('history import journal', () => {
   it('a journal mixing plain, brotli and deflated (earlier builds) large lines replays to identical rows', async () => {
     const home = tempHome('mixedlines');
     const a = await openTemp(home);
-    await a.importer.importPaths([transcriptFixtures()]);
+    // One file per call, so each is its own line (a call batches its files into fewer lines).
+    for (const file of walkTranscriptFiles(transcriptFixtures())) await a.importer.importPaths([file]);
     const written = historyPicture(a.store.db);
     a.store.close();
     // Large lines in turn as earlier builds deflated them (level 1, base64), packed with brotli, and plain.

@@ -3,7 +3,7 @@ import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import type { Database } from '../store/sqlite';
 import type { EventKind, HistorySource } from './parsedSession';
-import { applySessionChange, HISTORY_FTS } from './sessionApply';
+import { applySessionChange, applyWith, HISTORY_FTS, withStatements } from './sessionApply';
 import { applyRunsWithheld, WITHHELD_RUNS_MIGRATION } from './withheldRuns';
 
 export { HISTORY_FTS };
@@ -73,6 +73,16 @@ export interface FileImported extends Operation {
   op: 'history.file.imported';
   file: { path: string; size: number; mtimeMs: number };
   sessions: SessionChange[];
+}
+
+/**
+ * Several imported files in one journal line: each as `history.file.imported` would hold it, in
+ * order, at the line's time. An import of many small files writes these, so the fixed cost of a
+ * line, a lock hold and an applier call is paid once per batch instead of once per file.
+ */
+export interface FilesImported extends Operation {
+  op: 'history.files.imported';
+  files: Pick<FileImported, 'file' | 'sessions'>[];
 }
 
 const MIGRATIONS = [
@@ -147,16 +157,27 @@ function applyFileImported(db: Database, op: Operation): void {
   recordFileSeen(db, f.file.path, f.file.size, f.file.mtimeMs, f.at);
 }
 
+function applyFilesImported(db: Database, op: Operation): void {
+  const f = op as FilesImported;
+  // One set of statements for the whole batch: this is what batching saves.
+  withStatements(db, (st) => {
+    for (const file of f.files) {
+      for (const change of file.sessions) applyWith(st, change, f.at);
+      st.run(RECORD_FILE_SEEN, [file.file.path, file.file.size, file.file.mtimeMs, f.at]);
+    }
+  });
+}
+
 function applyFileSeen(db: Database, op: Operation): void {
   const f = op as FileSeen;
   recordFileSeen(db, f.path, f.size, f.mtimeMs, f.at);
 }
 
+const RECORD_FILE_SEEN =
+  'INSERT INTO import_files(path, size, mtime_ms, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, seen_at = excluded.seen_at';
+
 function recordFileSeen(db: Database, path: string, size: number, mtimeMs: number, at: number): void {
-  db.run(
-    'INSERT INTO import_files(path, size, mtime_ms, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, seen_at = excluded.seen_at',
-    [path, size, mtimeMs, at],
-  );
+  db.run(RECORD_FILE_SEEN, [path, size, mtimeMs, at]);
 }
 
 export const historyModule: StoreModule = {
@@ -167,5 +188,6 @@ export const historyModule: StoreModule = {
     'history.file.seen': applyFileSeen,
     'history.runs.withheld': applyRunsWithheld,
     'history.file.imported': applyFileImported,
+    'history.files.imported': applyFilesImported,
   },
 };

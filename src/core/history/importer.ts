@@ -4,11 +4,12 @@ import * as path from 'node:path';
 import { newId } from '../ids';
 import type { Store } from '../store/store';
 import { queryRows } from '../store/sqlite';
-import type { Database } from '../store/sqlite';
-import type { FileImported, SessionChange, SessionHeader, SessionImported, StoredEvent } from './historySchema';
+import type { Database, Statement } from '../store/sqlite';
+import type { FileImported, FilesImported, SessionChange, SessionHeader, SessionImported, StoredEvent } from './historySchema';
 import type { ParsedEvent, ParsedSession, ParseProblem } from './parsedSession';
 import { detectTranscript, isSnapshotFormat } from './parsers/detect';
-import { PendingSyncs } from './pendingSyncs';
+import { ImportPipeline, Landing } from './importPipeline';
+import type { PendingSyncs } from './pendingSyncs';
 
 /** Text kept inline (and indexed) per event; the whole text of anything longer goes to the blob store. */
 export const INLINE_TEXT_MAX = 4000;
@@ -58,7 +59,8 @@ export class HistoryImporter {
 
   /** Resolves once every file's changes are on disk. */
   async importPaths(paths: readonly string[], report = emptyReport()): Promise<ImportReport> {
-    const syncs = new PendingSyncs();
+    const pipeline: ImportPipeline<ReadFile> = new ImportPipeline((batch) => this.commitFiles(batch, report, pipeline.syncs));
+    const seen = new Set<string>();
     for (const p of paths) {
       const stat = statOrUndefined(p);
       if (!stat) {
@@ -66,56 +68,92 @@ export class HistoryImporter {
         continue;
       }
       if (stat.isDirectory()) {
-        for (const file of walkTranscriptFiles(p)) await this.importOne(file, report, false, syncs);
+        for (const file of walkTranscriptFiles(p)) await pipeline.add(this.readFile(file, report, false, seen));
       } else {
-        await this.importOne(p, report, true, syncs);
+        await pipeline.add(this.readFile(p, report, true, seen));
       }
     }
-    await syncs.all();
+    await pipeline.finish();
     return report;
   }
 
   /** `named`: the person pointed at this file, so a file we cannot read as a transcript is a problem, not noise. Resolves once its changes are on disk. */
   async importFile(file: string, report: ImportReport, named = true): Promise<void> {
-    const syncs = new PendingSyncs();
-    await this.importOne(file, report, named, syncs);
-    await syncs.all();
+    const pipeline: ImportPipeline<ReadFile> = new ImportPipeline((batch) => this.commitFiles(batch, report, pipeline.syncs));
+    await pipeline.add(this.readFile(file, report, named, new Set()));
+    await pipeline.finish();
   }
 
   /**
-   * Imports one file; its journal line's fsync is left running in `syncs`, so the next file is
-   * read and parsed while the disk catches up (the fsync was a fifth to half of an import's time).
+   * Reads, parses and prepares one file, its large texts set writing to the blob store in the
+   * background; undefined when there is nothing to commit (unchanged, not a transcript). `seen`:
+   * the files read earlier in this call, which count as unchanged when named again, since their
+   * commit may not have run yet.
    */
-  private async importOne(file: string, report: ImportReport, named: boolean, syncs: PendingSyncs): Promise<void> {
+  private readFile(file: string, report: ImportReport, named: boolean, seen: Set<string>): ReadFile | undefined {
     const abs = path.resolve(file);
     const stat = fs.statSync(abs);
-    const seen = queryRows(this.store.db, 'SELECT size, mtime_ms FROM import_files WHERE path = ?', [abs])[0];
-    if (seen && Number(seen.size) === stat.size && Number(seen.mtime_ms) === Math.floor(stat.mtimeMs)) {
+    const known = queryRows(this.store.db, 'SELECT size, mtime_ms FROM import_files WHERE path = ?', [abs])[0];
+    if (seen.has(abs) || (known && Number(known.size) === stat.size && Number(known.mtime_ms) === Math.floor(stat.mtimeMs))) {
       report.files++;
       report.unchanged_files++;
-      return;
+      return undefined;
     }
     const text = fs.readFileSync(abs, 'utf8');
     const detected = detectTranscript(abs, text);
     if (!detected) {
       if (named) report.problems.push({ file: abs, reason: 'not a transcript format Recollect knows' });
       else report.ignored_files++;
-      return;
+      return undefined;
     }
+    seen.add(abs);
     report.files++;
     const parsed = detected.parser(abs, text);
     report.skipped_lines += parsed.problems.filter((p) => p.line !== undefined).length;
     report.problems.push(...parsed.problems);
     for (const [type, n] of Object.entries(parsed.unknownTypes)) report.unknown_types[type] = (report.unknown_types[type] ?? 0) + n;
-    // Blobs are written (and synced) before the journal line that names them.
-    const sessions = parsed.sessions.map((session) => this.prepareSession(abs, session));
-    const snapshot = isSnapshotFormat(detected.format);
-    const fileSeen = { path: abs, size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) };
-    // One journal line for the whole file (its sessions and that it was seen), synced in the background.
+    const blobs: Promise<void>[] = [];
+    const putBlob = (full: string) => {
+      const pending = this.store.blobs.putInBackground(full);
+      blobs.push(pending.durable);
+      return pending.hash;
+    };
+    const sessions = parsed.sessions.map((session) => this.prepareSession(abs, session, putBlob));
+    return {
+      sessions,
+      sessionIds: sessions.map((p) => p.header.id),
+      snapshot: isSnapshotFormat(detected.format),
+      seen: { path: abs, size: stat.size, mtimeMs: Math.floor(stat.mtimeMs) },
+      bytes: stat.size,
+      blobs: new Landing(blobs),
+    };
+  }
+
+  /**
+   * Journals a batch of read files as one line (their sessions and that each was seen), once
+   * their blobs are on disk, since the line names them; the line's fsync is left running in
+   * `syncs`, so the next files are read and parsed while the disk catches up.
+   */
+  private async commitFiles(batch: readonly ReadFile[], report: ImportReport, syncs: PendingSyncs): Promise<void> {
+    // A process of an earlier build would skip a batch line and could checkpoint past it (journalHolders.ts).
+    if (batch.length > 1 && !this.store.everyReaderKnows('importBatches')) {
+      for (const f of batch) await this.commitFiles([f], report, syncs);
+      return;
+    }
+    for (const f of batch) await f.blobs.landed();
     const { result: outcome, synced } = await this.store.commitSyncingInBackground((db) => {
-      const diffs = sessions.map((prepared) => diffSession(db, prepared, snapshot, false));
-      const op: FileImported = { op: 'history.file.imported', at: this.store.now, file: fileSeen, sessions: diffs.flatMap((d) => (d.change ? [d.change] : [])) };
-      return { op, result: diffs };
+      const existing = new ExistingKeys(db);
+      let diffs: Diff[][];
+      try {
+        diffs = batch.map((f) => f.sessions.map((prepared) => diffSession(existing.of(prepared.header.id), prepared, f.snapshot)));
+      } finally {
+        existing.free();
+      }
+      const files = batch.map((f, i) => ({ file: f.seen, sessions: (diffs[i] ?? []).flatMap((d) => (d.change ? [d.change] : [])) }));
+      const at = this.store.now;
+      const only = files.length === 1 ? files[0] : undefined;
+      const op: FileImported | FilesImported = only ? { op: 'history.file.imported', at, ...only } : { op: 'history.files.imported', at, files };
+      return { op, result: diffs.flat() };
     });
     await syncs.add(synced);
     for (const diff of outcome) {
@@ -148,9 +186,9 @@ export class HistoryImporter {
   }
 
   private async importSession(file: string, session: ParsedSession, snapshot: boolean, fresh = false, durable = true): Promise<{ runs: number; events: number }> {
-    const prepared = this.prepareSession(file, session);
+    const prepared = this.prepareSession(file, session, (full) => this.store.blobs.put(full));
     const diff = await this.store.commit((db) => {
-      const d = diffSession(db, prepared, snapshot, fresh);
+      const d = diffSession(fresh ? new Map() : existingKeys(db, prepared.header.id), prepared, snapshot, fresh);
       if (!d.change) return { result: d };
       const op: SessionImported = { op: 'history.session.imported', at: this.store.now, ...d.change };
       return { op, result: d };
@@ -165,9 +203,9 @@ export class HistoryImporter {
   }
 
   /** Everything about a session that does not depend on the store: header, events (large texts put in the blob store), run ids. */
-  private prepareSession(file: string, session: ParsedSession): PreparedSession {
+  private prepareSession(file: string, session: ParsedSession, putBlob: (full: string) => string): PreparedSession {
     const sessionId = sessionIdOf(session.source, session.externalId);
-    const events = uniqueKeys(session.events).map((e, i) => this.prepare(e, i + 1));
+    const events = uniqueKeys(session.events).map((e, i) => this.prepare(e, i + 1, putBlob));
     const runIds: Record<string, string> = {};
     for (const e of events) runIds[e.runKey] ??= runIdOf(sessionId, e.runKey);
     const times = events.map((e) => e.at).filter((t): t is number => t !== null);
@@ -186,7 +224,7 @@ export class HistoryImporter {
     return { header, events, runIds };
   }
 
-  private prepare(e: ParsedEvent, seq: number): StoredEvent {
+  private prepare(e: ParsedEvent, seq: number, putBlob: (full: string) => string): StoredEvent {
     const full = e.text ?? '';
     const large = full.length > INLINE_TEXT_MAX;
     const toolInput = e.toolInput === undefined ? null : JSON.stringify(e.toolInput);
@@ -197,7 +235,7 @@ export class HistoryImporter {
       runKey,
       kind: e.kind,
       text: large ? full.slice(0, INLINE_TEXT_MAX) : full,
-      blob: large ? this.store.blobs.put(full) : null,
+      blob: large ? putBlob(full) : null,
       bytes: Buffer.byteLength(full, 'utf8'),
       hash: sha(JSON.stringify([e.kind, full, e.toolName, toolInput, e.isError, runKey, e.parentKey, e.at, e.callId, e.rawType, e.model, seq])).slice(0, 16),
       at: e.at ?? null,
@@ -218,15 +256,24 @@ interface PreparedSession {
   runIds: Record<string, string>;
 }
 
+/** A file read and prepared, waiting for its blobs to land before it is journaled. */
+interface ReadFile {
+  sessions: PreparedSession[];
+  sessionIds: string[];
+  snapshot: boolean;
+  seen: FileImported['file'];
+  bytes: number;
+  blobs: Landing;
+}
+
+type Diff = { runs: number; events: number; change?: SessionChange };
+
 /**
- * Compares a prepared session with what the store holds (inside the commit, so on the latest
- * state): only new or changed events are written, and for snapshot formats vanished keys are
- * removed. No change when the session is known and nothing differs.
+ * Compares a prepared session with the keys and hashes the store holds for it (read inside the
+ * commit, so on the latest state): only new or changed events are written, and for snapshot
+ * formats vanished keys are removed. No change when the session is known and nothing differs.
  */
-function diffSession(db: Database, p: PreparedSession, snapshot: boolean, fresh: boolean): { runs: number; events: number; change?: SessionChange } {
-  const existing = fresh
-    ? new Map<string, string>()
-    : new Map(queryRows(db, 'SELECT key, hash FROM events WHERE session_id = ?', [p.header.id]).map((r) => [String(r.key), String(r.hash)]));
+function diffSession(existing: ReadonlyMap<string, string>, p: PreparedSession, snapshot: boolean, fresh = false): Diff {
   const upserts = p.events.filter((e) => existing.get(e.key) !== e.hash);
   const present = new Set(p.events.map((e) => e.key));
   const removedKeys = snapshot ? [...existing.keys()].filter((k) => !present.has(k)) : [];
@@ -234,6 +281,39 @@ function diffSession(db: Database, p: PreparedSession, snapshot: boolean, fresh:
   const counts = { runs: Object.keys(p.runIds).length, events: upserts.length };
   if (known && !upserts.length && !removedKeys.length) return counts;
   return { ...counts, change: { session: p.header, upserts, removedKeys, runIds: p.runIds } };
+}
+
+const EXISTING_KEYS = 'SELECT key, hash FROM events WHERE session_id = ?';
+
+function existingKeys(db: Database, sessionId: string): Map<string, string> {
+  return new Map(queryRows(db, EXISTING_KEYS, [sessionId]).map((r) => [String(r.key), String(r.hash)]));
+}
+
+/** The stored keys and hashes of one session after another, through one statement compiled once per batch (freed by `free`, within the commit). */
+class ExistingKeys {
+  private stmt: Statement | undefined;
+
+  constructor(private readonly db: Database) {}
+
+  of(sessionId: string): Map<string, string> {
+    const stmt = (this.stmt ??= this.db.prepare(EXISTING_KEYS));
+    const keys = new Map<string, string>();
+    try {
+      stmt.bind([sessionId]);
+      while (stmt.step()) {
+        const [key, hash] = stmt.get();
+        keys.set(String(key), String(hash));
+      }
+    } finally {
+      stmt.reset();
+    }
+    return keys;
+  }
+
+  free(): void {
+    this.stmt?.free();
+    this.stmt = undefined;
+  }
 }
 
 /** Transcript files under a folder: .json and .jsonl, skipping dependency and VCS folders. */

@@ -5,8 +5,8 @@ export const HISTORY_FTS = 'history_fts';
 
 /**
  * Applies one session's changes (the body of `history.session.imported` and of each session in
- * `history.file.imported`). `at` is the operation's time: the indexed time of an event that
- * has none of its own.
+ * `history.file.imported` and `history.files.imported`). `at` is the operation's time: the
+ * indexed time of an event that has none of its own.
  *
  * Every row gets the values and id the earlier one-event-at-a-time applier gave it, so a journal
  * replays to the same rows whichever build wrote it (test/unit/historyApply.test.ts compares the
@@ -16,71 +16,83 @@ export const HISTORY_FTS = 'history_fts';
  * bench's 20 MB journal, that cut the applier's CPU time by about 30% (median of 7).
  */
 export function applySessionChange(db: Database, change: SessionChange, at: number): void {
-  const { session: s, upserts, removedKeys, runIds } = change;
-  // Compiling a statement costs more than running it: each is prepared once here and freed
-  // before the applier returns, so none outlives it (sql.js export() frees statements).
+  withStatements(db, (st) => applyWith(st, change, at));
+}
+
+/**
+ * Runs `fn` with statements compiled on first use and shared by everything it applies (the
+ * sessions of a batch of files): compiling a statement costs more than running it. Each is
+ * freed before this returns, so none outlives the applier (sql.js export() frees statements).
+ */
+export function withStatements(db: Database, fn: (st: Statements) => void): void {
   const st = new Statements(db);
   try {
-    // A session row is written before any of its events and never deleted, so a session with
-    // no row yet has no events either: none of its keys needs looking up.
-    const known = st.row('SELECT 1 AS known FROM sessions WHERE id = ?', [s.id]) !== undefined;
-    st.run(
-      `INSERT INTO sessions(id, source, external_id, file, title, workspace, model, started_at, updated_at, parent_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT(id) DO UPDATE SET file = excluded.file, title = coalesce(excluded.title, title),
-         workspace = coalesce(excluded.workspace, workspace), model = coalesce(excluded.model, model),
-         started_at = coalesce(min(started_at, excluded.started_at), started_at, excluded.started_at),
-         updated_at = coalesce(max(updated_at, excluded.updated_at), updated_at, excluded.updated_at),
-         parent_id = coalesce(excluded.parent_id, parent_id)`,
-      [s.id, s.source, s.externalId, s.file, s.title, s.workspace, s.model, s.startedAt, s.updatedAt, s.parentId],
-    );
-    // Only the runs this operation touches are recomputed, so appending to a long session stays cheap.
-    const touchedRuns = new Set<string>();
-    const find = (key: string) => st.row('SELECT id, run_id FROM events WHERE session_id = ? AND key = ?', [s.id, key]);
-    for (const key of known ? removedKeys : []) {
-      const row = find(key);
-      if (!row) continue;
-      touchedRuns.add(String(row.run_id));
-      st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [row.id ?? null]);
-      st.run('DELETE FROM events WHERE id = ?', [row.id ?? null]);
-    }
-    const fresh = new NewEvents(st, s.id, s.source, s.updatedAt ?? at);
-    for (const e of upserts) {
-      const runId = runIds[e.runKey] as string;
-      touchedRuns.add(runId);
-      // A key inserted earlier in this operation (a source that repeated one) is found like any other.
-      const existing = known || fresh.has(e.key) ? find(e.key) : undefined;
-      if (!existing) {
-        fresh.insert(e, runId);
-        continue;
-      }
-      // The new events' index entries go first, so the index is written in the order the upserts list.
-      fresh.index();
-      const id = Number(existing.id);
-      touchedRuns.add(String(existing.run_id));
-      st.run(
-        `UPDATE events SET run_id = ?, seq = ?, kind = ?, text = ?, blob = ?, bytes = ?, hash = ?, created_at = ?, tool_name = ?, call_id = ?,
-           tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
-        [...eventValues(e, runId), id],
-      );
-      st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
-      if (isIndexed(e)) {
-        st.run(`INSERT INTO ${HISTORY_FTS}(docid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)`, [
-          id, e.toolName ? `${e.toolName} ${e.text}` : e.text, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
-        ]);
-      }
-    }
-    fresh.index();
-    // A new session whose events all went in as new rows has nothing in its runs but this
-    // operation's events, so their aggregates come from the operation instead of a query per run.
-    const runs = !known && fresh.size === upserts.length ? runsOf(upserts, runIds) : undefined;
-    for (const runId of touchedRuns) {
-      const run = runs?.get(runId);
-      if (run) writeRun(st, s.id, runId, run);
-      else rebuildRun(st, s.id, runId);
-    }
+    fn(st);
   } finally {
     st.free();
+  }
+}
+
+/** `applySessionChange` on statements shared with the rest of the operation. */
+export function applyWith(st: Statements, change: SessionChange, at: number): void {
+  const { session: s, upserts, removedKeys, runIds } = change;
+  // A session row is written before any of its events and never deleted, so a session with
+  // no row yet has no events either: none of its keys needs looking up.
+  const known = st.row('SELECT 1 AS known FROM sessions WHERE id = ?', [s.id]) !== undefined;
+  st.run(
+    `INSERT INTO sessions(id, source, external_id, file, title, workspace, model, started_at, updated_at, parent_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT(id) DO UPDATE SET file = excluded.file, title = coalesce(excluded.title, title),
+       workspace = coalesce(excluded.workspace, workspace), model = coalesce(excluded.model, model),
+       started_at = coalesce(min(started_at, excluded.started_at), started_at, excluded.started_at),
+       updated_at = coalesce(max(updated_at, excluded.updated_at), updated_at, excluded.updated_at),
+       parent_id = coalesce(excluded.parent_id, parent_id)`,
+    [s.id, s.source, s.externalId, s.file, s.title, s.workspace, s.model, s.startedAt, s.updatedAt, s.parentId],
+  );
+  // Only the runs this operation touches are recomputed, so appending to a long session stays cheap.
+  const touchedRuns = new Set<string>();
+  const find = (key: string) => st.row('SELECT id, run_id FROM events WHERE session_id = ? AND key = ?', [s.id, key]);
+  for (const key of known ? removedKeys : []) {
+    const row = find(key);
+    if (!row) continue;
+    touchedRuns.add(String(row.run_id));
+    st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [row.id ?? null]);
+    st.run('DELETE FROM events WHERE id = ?', [row.id ?? null]);
+  }
+  const fresh = new NewEvents(st, s.id, s.source, s.updatedAt ?? at);
+  for (const e of upserts) {
+    const runId = runIds[e.runKey] as string;
+    touchedRuns.add(runId);
+    // A key inserted earlier in this operation (a source that repeated one) is found like any other.
+    const existing = known || fresh.has(e.key) ? find(e.key) : undefined;
+    if (!existing) {
+      fresh.insert(e, runId);
+      continue;
+    }
+    // The new events' index entries go first, so the index is written in the order the upserts list.
+    fresh.index();
+    const id = Number(existing.id);
+    touchedRuns.add(String(existing.run_id));
+    st.run(
+      `UPDATE events SET run_id = ?, seq = ?, kind = ?, text = ?, blob = ?, bytes = ?, hash = ?, created_at = ?, tool_name = ?, call_id = ?,
+         tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
+      [...eventValues(e, runId), id],
+    );
+    st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
+    if (isIndexed(e)) {
+      st.run(`INSERT INTO ${HISTORY_FTS}(docid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)`, [
+        id, e.toolName ? `${e.toolName} ${e.text}` : e.text, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
+      ]);
+    }
+  }
+  fresh.index();
+  // A new session whose events all went in as new rows has nothing in its runs but this
+  // operation's events, so their aggregates come from the operation instead of a query per run.
+  const runs = !known && fresh.size === upserts.length ? runsOf(upserts, runIds) : undefined;
+  for (const runId of touchedRuns) {
+    const run = runs?.get(runId);
+    if (run) writeRun(st, s.id, runId, run);
+    else rebuildRun(st, s.id, runId);
   }
 }
 
@@ -250,7 +262,7 @@ function runsOf(events: readonly StoredEvent[], runIds: Record<string, string>):
 }
 
 /** Statements prepared on first use and kept until `free()`: for one applier call, never longer (sql.js export() frees them). */
-class Statements {
+export class Statements {
   private readonly prepared = new Map<string, Statement>();
 
   constructor(private readonly db: Database) {}

@@ -1,8 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
-import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
+import { brotliCompress, brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
+import { promisify } from 'node:util';
 import { replaceFileDurably } from './durableFile';
+import { FolderSyncs, replaceFileDurablyInBackground } from './durableFileAsync';
 
 /**
  * Brotli quality for blobs at rest. Measured on the 100 MB bench's 1,925 blobs (18.1 MB):
@@ -17,6 +19,14 @@ export const COMPRESSED_SUFFIX = '.br';
 
 export type BlobEncoding = 'brotli' | 'none';
 
+/** A blob whose address is known at once; `durable` settles when it is on disk (or rejects when it could not be written). */
+export interface PendingBlob {
+  hash: string;
+  durable: Promise<void>;
+}
+
+const brotliCompressAsync = promisify(brotliCompress);
+
 /**
  * Content-addressed files for large payloads (tool outputs, artifacts, raw imported lines), so
  * the in-memory database stays a small index. A blob is durable before its hash is returned,
@@ -30,6 +40,12 @@ export type BlobEncoding = 'brotli' | 'none';
  * hash decode to the same bytes, so a store holding either or both reads correctly.
  */
 export class BlobStore {
+  /** Blobs being written by putInBackground, so a second put of the same content waits on the first write. */
+  private readonly writing = new Map<string, Promise<void>>();
+  private readonly folders = new FolderSyncs();
+  /** Folders this process made or found (at most 256): a blob write does not ask again. */
+  private readonly folderMade = new Set<string>();
+
   constructor(private readonly root: string) {
     fs.mkdirSync(root, { recursive: true });
   }
@@ -41,13 +57,42 @@ export class BlobStore {
     const plain = this.plainPath(hash);
     const packed = plain + COMPRESSED_SUFFIX;
     if (fs.existsSync(packed) || fs.existsSync(plain)) return hash;
-    const compressed = brotliCompressSync(bytes, {
-      params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes.length },
-    });
+    const compressed = brotliCompressSync(bytes, brotliOptions(bytes));
     fs.mkdirSync(path.dirname(plain), { recursive: true });
-    if (compressed.length <= bytes.length * (1 - MIN_SAVING)) replaceFileDurably(packed, compressed);
+    if (worthCompressing(bytes, compressed)) replaceFileDurably(packed, compressed);
     else replaceFileDurably(plain, bytes);
     return hash;
+  }
+
+  /**
+   * `put` with the compression, writes and fsyncs on the thread pool: the hash is returned at
+   * once and `durable` settles once the blob is on disk. For a caller with other work to do
+   * meanwhile (an import parses its next files); whatever names the hash must not be written
+   * (journaled) before `durable` resolves. The files are the same as `put` writes.
+   */
+  putInBackground(content: string | Uint8Array): PendingBlob {
+    const bytes = toBytes(content);
+    const hash = sha256(bytes);
+    const inFlight = this.writing.get(hash);
+    if (inFlight) return { hash, durable: inFlight };
+    const plain = this.plainPath(hash);
+    const packed = plain + COMPRESSED_SUFFIX;
+    if (fs.existsSync(packed) || fs.existsSync(plain)) return { hash, durable: Promise.resolve() };
+    const dir = path.dirname(plain);
+    if (!this.folderMade.has(dir)) {
+      fs.mkdirSync(dir, { recursive: true });
+      this.folderMade.add(dir);
+    }
+    const durable = (async () => {
+      const compressed = await brotliCompressAsync(bytes, brotliOptions(bytes));
+      if (worthCompressing(bytes, compressed)) await replaceFileDurablyInBackground(packed, compressed, this.folders);
+      else await replaceFileDurablyInBackground(plain, bytes, this.folders);
+    })();
+    this.writing.set(hash, durable);
+    // A failed write is forgotten too, so a later put tries again.
+    const forget = () => this.writing.delete(hash);
+    durable.then(forget, forget);
+    return { hash, durable };
   }
 
   /**
@@ -115,6 +160,14 @@ export class BlobStore {
   private plainPath(hash: string): string {
     return path.join(this.root, hash.slice(0, 2), hash);
   }
+}
+
+function brotliOptions(bytes: Uint8Array): { params: Record<number, number> } {
+  return { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes.length } };
+}
+
+function worthCompressing(bytes: Uint8Array, compressed: Uint8Array): boolean {
+  return compressed.length <= bytes.length * (1 - MIN_SAVING);
 }
 
 function toBytes(content: string | Uint8Array): Uint8Array {

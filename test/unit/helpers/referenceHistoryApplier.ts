@@ -1,4 +1,4 @@
-import type { FileImported, SessionChange, SessionImported } from '../../../src/core/history/historySchema';
+import type { FileImported, FilesImported, SessionChange, SessionImported } from '../../../src/core/history/historySchema';
 import type { Operation } from '../../../src/core/store/journal';
 import type { Database, SqlValue, Statement } from '../../../src/core/store/sqlite';
 
@@ -13,13 +13,16 @@ export function referenceApply(db: Database, op: Operation): boolean {
     applySessionChange(db, op as SessionImported, op.at);
     return true;
   }
-  if (op.op === 'history.file.imported') {
-    const f = op as FileImported;
-    for (const change of f.sessions) applySessionChange(db, change, f.at);
-    db.run(
-      'INSERT INTO import_files(path, size, mtime_ms, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, seen_at = excluded.seen_at',
-      [f.file.path, f.file.size, f.file.mtimeMs, f.at],
-    );
+  if (op.op === 'history.file.imported' || op.op === 'history.files.imported') {
+    // A batch is its files one after another, each as its own line would be, at the line's time.
+    const files = op.op === 'history.file.imported' ? [op as FileImported] : (op as FilesImported).files;
+    for (const f of files) {
+      for (const change of f.sessions) applySessionChange(db, change, op.at);
+      db.run(
+        'INSERT INTO import_files(path, size, mtime_ms, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, seen_at = excluded.seen_at',
+        [f.file.path, f.file.size, f.file.mtimeMs, op.at],
+      );
+    }
     return true;
   }
   return false;
