@@ -68,6 +68,13 @@ export function statsFromDocTotals(blob: Uint8Array, columns: number, matches: n
   return { totalDocs: n >>> 0, avgDocLength: avg, docsWithPhrase: [matches], columns };
 }
 
+/** The table's column count from its %_stat doctotal record: N, one varint per column, then the sum over all columns. */
+export function statColumns(blob: Uint8Array): number {
+  let varints = 0;
+  for (const b of blob) if (b < 0x80) varints++;
+  return Math.max(0, varints - 2);
+}
+
 /** Reads the `index`-th little-endian uint32 of a hex string starting at `start` (wasm is little-endian). */
 function readInt(s: string, start: number, index: number): number {
   const at = start + index * 8;

@@ -1,5 +1,6 @@
 import { Conditions, type Database, type SqlValue } from '../store/sqlite';
-import { corpusStats, statsFromDocTotals, statsFromPhraseStats } from './corpusStats';
+import { readByDocid } from './contentColumns';
+import { corpusStats, statColumns, statsFromDocTotals, statsFromPhraseStats } from './corpusStats';
 import { parseMatchQuery } from './matchQuery';
 import { bm25, idf, sortValue, topK, type Ranked, type SearchSort } from './rank';
 
@@ -61,7 +62,7 @@ const EXTRA_ROWS_READ = 20;
  * Full-text search with BM25 computed from matchinfo. sql.js has FTS4 but not FTS5, and a
  * JavaScript scoring callback per row costs more than the search itself, so SQLite hands
  * back every match in one pass as packed aggregates — the docids as text, the raw matchinfo
- * 'pcy' blobs and the %_docsize records each concatenated into one binary blob, and (only when
+ * 'y' blobs and the %_docsize records each concatenated into one binary blob, and (only when
  * needed) created_at — and the scoring runs in one JavaScript loop over a Uint32Array.
  *
  * What each match costs is what decides the speed on common words (tens of thousands of
@@ -111,11 +112,14 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
 
   const { docids, mi, sizes, docTotals, createdAt, phraseStats } = packed;
   const count = docids.length;
-  // 'pcy' holds p and c on every row; the folded pass sends them once, before 'x'.
-  const phraseCount = (phraseStats ? phraseStats[0] : mi[0]) as number; // 'p'
-  const cols = (phraseStats ? phraseStats[1] : mi[1]) as number; // 'c'
-  const head = phraseStats ? 0 : 2;
-  const stride = head + phraseCount * cols; // y × p × c, after p and c for 'pcy'
+  // Each row holds only its 'y' (p × c values): the folded pass sends p and c once, before 'x';
+  // otherwise c is the %_stat totals' column count and p what each row's share then holds, as
+  // FTS4 counted them ('pc' on every row added 8 bytes a match: ~5% of the matching pass on the
+  // 100k-message bench store, CPU time on a shared machine).
+  const cols = phraseStats ? (phraseStats[1] as number) : docTotals ? statColumns(docTotals) : 0; // 'c' (FTS4 writes the totals row with its first row)
+  const phraseCount = phraseStats ? (phraseStats[0] as number) : cols ? mi.length / count / cols : 0; // 'p'
+  if (!cols || !Number.isInteger(phraseCount) || phraseCount < 1) throw new Error(`matchinfo for ${table} has ${mi.length} values for ${count} rows of ${cols} columns`);
+  const stride = phraseCount * cols; // y × p × c
   if (mi.length !== count * stride) throw new Error(`matchinfo for ${table} has ${mi.length} values, expected ${count} × ${stride}`);
   const docLengths = bodyLengths(sizes, count, cols, table);
 
@@ -136,7 +140,7 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
       skipped++;
       continue;
     }
-    for (let p = 0; p < phraseCount; p++) tf[p] = mi[base + head + p * cols] as number; // 'y' for phrase p, column 0
+    for (let p = 0; p < phraseCount; p++) tf[p] = mi[base + p * cols] as number; // 'y' for phrase p, column 0
     scores[i] = bm25(tf, docLengths[i] as number, idfs, stats.avgDocLength);
   }
   const kept = (i: number) => !skipped || !skip?.has(docids[i] as number);
@@ -180,13 +184,13 @@ function isColumnName(name: string): boolean {
 
 interface Matches {
   docids: number[];
-  /** Every match's matchinfo 'pcy', back to back; with phraseStats, only each one's 'y'. */
+  /** Every match's matchinfo 'y', back to back. */
   mi: Uint32Array;
   /** matchinfo 'pcx' (the same for every row) when the pass gathered the phrases' statistics. */
   phraseStats?: Uint32Array | undefined;
   /** Every match's %_docsize record (one varint per column), back to back. */
   sizes: Uint8Array;
-  /** The %_stat doctotal record: N, then each column's total token count (varints). */
+  /** The %_stat doctotal record: N, each column's total token count, then their sum (varints). */
   docTotals: Uint8Array | undefined;
   createdAt?: number[] | undefined;
 }
@@ -204,7 +208,7 @@ function fetchMatches(db: Database, table: string, where: string, params: SqlVal
   const stmt = db.prepare(
     `SELECT count(*), group_concat(m.docid), CAST(group_concat(${mi}, '') AS BLOB), CAST(group_concat(d.size, '') AS BLOB),
             (SELECT value FROM ${table}_stat WHERE id = 0)${withTimes ? ', group_concat(m.created_at)' : ''}${withStats ? ', substr(m.mi, 1, 8 + 3 * ((length(m.mi) - 8) / 4))' : ''}
-     FROM (SELECT docid, matchinfo(${table}, '${withStats ? 'pcxy' : 'pcy'}') AS mi${withTimes ? ', coalesce(created_at, 0) AS created_at' : ''}
+     FROM (SELECT docid, matchinfo(${table}, '${withStats ? 'pcxy' : 'y'}') AS mi${withTimes ? ', coalesce(created_at, 0) AS created_at' : ''}
            FROM ${table} WHERE ${where} ORDER BY docid) AS m
      LEFT JOIN ${table}_docsize AS d ON d.docid = m.docid`,
   );
@@ -316,21 +320,13 @@ function readRows(db: Database, table: string, docids: readonly number[], column
   const out = new Map<number, HitRow>();
   const first = times ? 2 : 1;
   for (let i = 0; i < docids.length; i += 500) {
-    const chunk = docids.slice(i, i + 500);
-    const stmt = db.prepare(`SELECT docid${times ? ', created_at' : ''}${columns.map((c) => `, ${c}`).join('')} FROM ${table} WHERE docid IN (${chunk.map(() => '?').join(',')})`);
-    try {
-      stmt.bind(chunk);
-      while (stmt.step()) {
-        const values = stmt.get();
-        const docid = Number(values[0]);
-        if (times) times.set(docid, Number(values[1] ?? 0));
-        const row: HitRow = {};
-        columns.forEach((c, k) => (row[c] = values[k + first] ?? null));
-        out.set(docid, row);
-      }
-    } finally {
-      stmt.free();
-    }
+    readByDocid(db, table, docids.slice(i, i + 500), columns, times !== undefined, (values) => {
+      const docid = Number(values[0]);
+      if (times) times.set(docid, Number(values[1] ?? 0));
+      const row: HitRow = {};
+      columns.forEach((c, k) => (row[c] = values[k + first] ?? null));
+      out.set(docid, row);
+    });
   }
   return out;
 }
