@@ -8,11 +8,13 @@ import type { CompiledPattern } from './regexPattern';
  * reading and decoding one small brotli file costs ~50 µs whatever it holds; at 1 GB of
  * transcripts there are ~20,000 of them, and most literals are in few.
  *
- * The summary is a one-hash Bloom filter of the blob's byte trigrams with ASCII letters folded
- * to lower case. A text that holds a literal holds every trigram of it, and folding both sides
- * keeps that true for case-sensitive literals and for /i without u (which folds ASCII only with
- * ASCII): a missing bit proves the literal absent, a set bit proves nothing. So a blob is only
- * ever skipped when it cannot match, and the answers stay exactly those of a full scan.
+ * The summary is a one-hash Bloom filter of the blob's byte trigrams and 4-grams with ASCII
+ * letters folded to lower case. A text that holds a literal holds every trigram and 4-gram of
+ * it, and folding both sides keeps that true for case-sensitive literals and for /i without u
+ * (which folds ASCII only with ASCII): a missing bit proves the literal absent, a set bit
+ * proves nothing. So a blob is only ever skipped when it cannot match, and the answers stay
+ * exactly those of a full scan. Trigrams alone let through a third of the blobs read for
+ * "ollama" on the bench's store: "llama" and "collect" hold all of its trigrams, not "olla".
  *
  * Blobs are content-addressed and never change, so a summary is valid for ever: it is derived
  * data kept beside the store (not in the journal), computed the first time a search reads the
@@ -21,12 +23,14 @@ import type { CompiledPattern } from './regexPattern';
  */
 
 /** The filters' file in the store's home folder. */
-export const BLOB_GRAMS_FILE = 'lcm-blob-grams.v1';
+export const BLOB_GRAMS_FILE = 'lcm-blob-grams.v2';
+/** The trigram-only filters of earlier versions: removed when the new file is started. */
+const OLDER_FILES = ['lcm-blob-grams.v1'];
 const HASH_BYTES = 32;
 const HEADER = HASH_BYTES + 8;
 /** Filter bits per blob byte, as a power of two between MIN_BITS and MAX_BITS (see `summarise`). */
 const MIN_BITS = 256;
-const MAX_BITS = 1 << 20;
+const MAX_BITS = 1 << 22;
 
 export class BlobGrams {
   private readonly file: string;
@@ -93,6 +97,7 @@ export class BlobGrams {
       try {
         const at = fs.fstatSync(fd).size;
         fs.writeSync(fd, data);
+        if (at === 0) for (const old of OLDER_FILES) fs.rmSync(path.join(path.dirname(this.file), old), { force: true });
         // What this process wrote is already known: skip it on the next refresh if nothing came between.
         if (at === this.readOffset) this.readOffset = at + data.length;
       } finally {
@@ -164,34 +169,44 @@ export function gramKeys(pattern: CompiledPattern): Uint8Array[] | undefined {
 /** False only when `bits` proves the blob lacks one of the keys. */
 export function mayHold(bits: Uint8Array, keys: readonly Uint8Array[]): boolean {
   const shift = 32 - Math.log2(bits.length * 8);
+  const has = (h: number) => ((bits[h >>> 3] as number) & (1 << (h & 7))) !== 0;
   for (const k of keys) {
     for (let i = 0; i + 2 < k.length; i++) {
-      const h = slot(k[i] as number, k[i + 1] as number, k[i + 2] as number, shift);
-      if (((bits[h >>> 3] as number) & (1 << (h & 7))) === 0) return false;
+      if (!has(slot(k[i] as number, k[i + 1] as number, k[i + 2] as number, shift))) return false;
+    }
+    for (let i = 0; i + 3 < k.length; i++) {
+      if (!has(slot4(k[i] as number, k[i + 1] as number, k[i + 2] as number, k[i + 3] as number, shift))) return false;
     }
   }
   return true;
 }
 
 /**
- * The filter for one blob: one bit per two bytes of it, rounded up to a power of two. Measured
- * on the 1 GB bench's 19,702 blobs: a bit per byte left filters 11% full on average (20% at
- * most), so half that size keeps them well under half full (a literal of n trigrams then passes
- * by chance with odds below 2^-n) at a sixteenth of the blobs' raw size.
+ * The filter for one blob: one bit per byte of it, rounded up to a power of two. Measured on
+ * the 1 GB bench's 19,702 blobs, trigrams alone at a bit per byte left filters 11% full on
+ * average (20% at most); trigrams and 4-grams at that size fill them about twice as much, still
+ * well under half (a literal of n bytes sets 2n-5 bits, and passes by chance with odds below
+ * 2^-(2n-5)), at an eighth of the blobs' raw size.
  */
 export function summarise(bytes: Uint8Array): Uint8Array {
   let m = MIN_BITS;
-  while (m * 2 < bytes.length && m < MAX_BITS) m *= 2;
+  while (m < bytes.length && m < MAX_BITS) m *= 2;
   const bits = new Uint8Array(m / 8);
   const shift = 32 - Math.log2(m);
   const n = bytes.length;
   if (n < 3) return bits;
+  let z = -1; // no byte before the first trigram: no 4-gram ends there
   let a = LOWER[bytes[0] as number] as number;
   let b = LOWER[bytes[1] as number] as number;
   for (let i = 2; i < n; i++) {
     const c = LOWER[bytes[i] as number] as number;
     const h = slot(a, b, c, shift);
     bits[h >>> 3] = (bits[h >>> 3] as number) | (1 << (h & 7));
+    if (z >= 0) {
+      const h4 = slot4(z, a, b, c, shift);
+      bits[h4 >>> 3] = (bits[h4 >>> 3] as number) | (1 << (h4 & 7));
+    }
+    z = a;
     a = b;
     b = c;
   }
@@ -200,6 +215,11 @@ export function summarise(bytes: Uint8Array): Uint8Array {
 
 function slot(a: number, b: number, c: number, shift: number): number {
   return Math.imul(a | (b << 8) | (c << 16), 0x9e3779b1) >>> shift;
+}
+
+/** A 4-gram's bit, hashed with another multiplier so it does not land where the trigram of its first three bytes does. */
+function slot4(a: number, b: number, c: number, d: number, shift: number): number {
+  return Math.imul((a | (b << 8) | (c << 16) | (d << 24)) ^ 0x5bd1e995, 0x85ebca6b) >>> shift;
 }
 
 /** Each byte with ASCII A–Z folded to a–z. */

@@ -64,6 +64,14 @@ describe('blob trigram filters', () => {
     expect(ruledOut).toBeGreaterThan(1000);
   });
 
+  it('rule out a text that holds every trigram of a literal but not its 4-grams', () => {
+    // "llama" and "collect" hold oll, lla, lam and ama; only "olla" is missing.
+    const bits = summarise(Buffer.from('{"model":"llama3"} and then collect the output', 'utf8'));
+    const keys = gramKeys(compiled('/OLLAMA/i'))!;
+    expect(mayHold(bits, keys)).toBe(false);
+    expect(mayHold(summarise(Buffer.from('{"model":"ollama3"} and then collect the output', 'utf8')), keys)).toBe(true);
+  });
+
   it('are not used where the regex folds beyond ASCII or no literal has three bytes', () => {
     expect(gramKeys(compiled('/ollama/iu'))).toBeUndefined();
     expect(gramKeys(compiled('/café/i'))).toBeUndefined();
