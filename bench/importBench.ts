@@ -88,6 +88,7 @@ export function printImport(ctx: BenchContext, stage: ImportStage): void {
     const { calls, fdatasyncs, ms: syncMs } = ours.backgroundSyncs;
     result('journal syncs beside the next file: requested / fdatasyncs run', `${calls.toLocaleString('en-US')} / ${fdatasyncs.toLocaleString('en-US')} (${ms(syncMs / calls)} until on disk)`);
   }
+  if (ours.blobSyncs) result('blob fsyncs (file + folder) on the thread pool beside the next files', ours.blobSyncs.fsyncs.toLocaleString('en-US'));
   result('close: checkpoint (export + write + fsync)', ms(ours.closeMs));
   result('throughput including the close', `${Math.round(ours.events / ((ours.importMs + ours.closeMs) / 1000)).toLocaleString('en-US')} events/s`);
   result('peak RSS (kernel VmHWM / sampled)', `${mb(ours.kernelPeakRss ?? NaN)} / ${mb(ours.peakRss)}`);

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import { openServices, type Services } from '../src/core/services';
 import { emptyReport } from '../src/core/history/importer';
+import { ImportPipeline } from '../src/core/history/importPipeline';
+import { PendingSyncs } from '../src/core/history/pendingSyncs';
 import { queryScalar } from '../src/core/store/sqlite';
 import { gc, kernelPeakRss, MemorySampler } from './memorySampler';
 import { Profiler } from './profiler';
@@ -45,6 +47,8 @@ export interface ImportFigures {
    * and the requests' summed latency (it overlaps the frames).
    */
   backgroundSyncs: { calls: number; fdatasyncs: number; ms: number };
+  /** fsyncs of blob files and their folders run on the thread pool while the next files are parsed (counted, not timed: they overlap the frames). */
+  blobSyncs?: { fsyncs: number };
 }
 
 interface Internals {
@@ -63,7 +67,7 @@ export async function importChild(home: string, root: string, wasmPath: string):
   const s = await openServices({ home, wasmPath });
   const openMs = nowMs() - t0;
   const prof = new Profiler();
-  const { blobs, backgroundSyncs } = instrument(s, prof);
+  const { blobs, backgroundSyncs, blobSyncs } = instrument(s, prof);
   const report = emptyReport();
   const dirs = copyFolders(root);
   const tImport = nowMs();
@@ -102,8 +106,9 @@ export async function importChild(home: string, root: string, wasmPath: string):
     seal,
     blobs,
     frames,
-    fsyncs: Object.entries(frames).filter(([k]) => k.startsWith('fsync') || k.startsWith('fdatasync')).reduce((a, [, v]) => a + v.calls, 0) + backgroundSyncs.fdatasyncs,
+    fsyncs: Object.entries(frames).filter(([k]) => k.startsWith('fsync') || k.startsWith('fdatasync')).reduce((a, [, v]) => a + v.calls, 0) + backgroundSyncs.fdatasyncs + blobSyncs.fsyncs,
     backgroundSyncs,
+    blobSyncs,
   };
 }
 
@@ -111,24 +116,29 @@ export async function importChild(home: string, root: string, wasmPath: string):
  * Frames around every step of an import. Private members are reached by name: this is a
  * measurement harness, and a renamed member fails loudly here rather than measuring nothing.
  */
-function instrument(s: Services, prof: Profiler): Pick<ImportFigures, 'blobs' | 'backgroundSyncs'> {
+function instrument(s: Services, prof: Profiler): Pick<ImportFigures, 'blobs' | 'backgroundSyncs'> & { blobSyncs: { fsyncs: number } } {
   const internals = s.store as unknown as Internals;
   const counts = { puts: 0, putBytes: 0, distinct: 0 };
   const seen = new Set<string>();
-  const put = s.store.blobs.put.bind(s.store.blobs);
-  s.store.blobs.put = (content: string | Uint8Array) => {
-    const hash = put(content);
+  const put = s.store.blobs.putInBackground.bind(s.store.blobs);
+  s.store.blobs.putInBackground = (content: string | Uint8Array) => {
+    const pending = put(content);
+    const hash = pending.hash;
     counts.puts++;
     counts.putBytes += typeof content === 'string' ? Buffer.byteLength(content) : content.length;
     if (!seen.has(hash)) {
       seen.add(hash);
       counts.distinct++;
     }
-    return hash;
+    return pending;
   };
-  prof.wrapSync(s.store.blobs, 'put', 'blob put: sha256, write, rename');
-  // importPaths imports each file through importOne (importFile is the one-file entry point).
-  prof.wrapAsync(s.importer, 'importOne', 'importFile: stat, read, detect, parse');
+  prof.wrapSync(s.store.blobs, 'putInBackground', 'blob put: sha256, start compress + write');
+  // importPaths reads each file through readFile and journals it through commitFile.
+  prof.wrapSync(s.importer, 'readFile', 'importFile: stat, read, detect, parse');
+  prof.wrapAsync(s.importer, 'commitFiles', 'commit a batch: wait for its blobs on disk, report');
+  // Per call, not per object: the pipeline and its syncs are made by each importPaths call.
+  wrapPrototype(prof, ImportPipeline.prototype, 'turn', 'pipeline: event-loop turn for blob writes');
+  wrapPrototype(prof, PendingSyncs.prototype, 'all', 'wait: last journal fsyncs of an importPaths call');
   prof.wrapAsync(s.importer, 'importSession', 'importSession: keys, run ids, hooks');
   prof.wrapSync(s.importer, 'prepare', 'prepare: per-event sha256 + JSON');
   prof.wrapAsync(s.chapters, 'linkImported', 'chapters link hook');
@@ -173,7 +183,23 @@ function instrument(s: Services, prof: Profiler): Pick<ImportFigures, 'blobs' | 
   const nodeFs = createRequire(__filename)('node:fs') as Record<string, unknown>;
   prof.wrapSync(nodeFs, 'fsyncSync', () => `fsync (${prof.current?.startsWith('blob') ? 'blob file + folder' : 'other'})`);
   prof.wrapSync(nodeFs, 'fdatasyncSync', 'fdatasync (journal)');
-  return { blobs: counts, backgroundSyncs };
+  const blobSyncs = { fsyncs: 0 };
+  const fsync = nodeFs.fsync as (fd: number, cb: (err: Error | null) => void) => void;
+  nodeFs.fsync = (fd: number, cb: (err: Error | null) => void) => {
+    blobSyncs.fsyncs++;
+    fsync(fd, cb);
+  };
+  return { blobs: counts, backgroundSyncs, blobSyncs };
+}
+
+function wrapPrototype(prof: Profiler, proto: object, key: string, name: string): void {
+  const target = proto as Record<string, (this: unknown, ...args: unknown[]) => Promise<unknown>>;
+  const orig = target[key];
+  if (typeof orig !== 'function') throw new Error(`profiler: ${key} is not a method`);
+  target[key] = function (this: unknown, ...args: unknown[]) {
+    prof.enter(name);
+    return orig.apply(this, args).finally(() => prof.exit());
+  };
 }
 
 function fileSize(file: string): number {

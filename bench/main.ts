@@ -6,6 +6,8 @@ import { loadSqlJs } from '../src/core/store/sqlite';
 import { countTokens, warmTokenizer } from '../src/core/text/tokens';
 import { parseSections, type BenchContext } from './context';
 import { runContextSection } from './contextBench';
+import { coldOpenDiag } from './coldOpenDiag';
+import { compactChild } from './storeBench';
 import { importChild } from './importChild';
 import { dropImport, printImport, runImport } from './importBench';
 import { runLcmSection } from './lcmBench';
@@ -27,7 +29,7 @@ import { heading, ms, nowMs, result } from './stats';
  * temp folder; --diag prints diagnosis tables: for sections 1–3 instead of the figures
  * (search_text and searchFts step by step, alternative SQL shapes, remember's CPU path;
  * with --reuse <dir> [--remember-only]), for sections 4–6 beside them.
- * Children: --child open|open-tokens|read|tokens|wasm|import|native-import <path> (fresh-process measurements).
+ * Children: --child open|open-diag|open-tokens|compact|read|tokens|wasm|import|native-import <path> (fresh-process measurements).
  */
 
 const WASM = path.join(__dirname, 'sql-wasm.wasm');
@@ -63,6 +65,14 @@ async function child(): Promise<void> {
     const { chunkBytes } = s.store.fileStats;
     s.store.close();
     console.log(JSON.stringify({ openMs: t1 - t0, queryMs: t2 - t1, secondQueryMs: t3 - t2, hits: r.hits.length, rssOpen, rssQuery, chunksOpen, chunksQuery, chunkBytes }));
+    return;
+  }
+  if (mode === 'open-diag') {
+    console.log(JSON.stringify(await coldOpenDiag(target as string, query ?? 'error', WASM)));
+    return;
+  }
+  if (mode === 'compact') {
+    console.log(JSON.stringify(await compactChild(target as string, WASM)));
     return;
   }
   if (mode === 'open-tokens') {

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
-import type { Services } from '../src/core/services';
+import { openServices, type Services } from '../src/core/services';
 import type { RememberInput } from '../src/core/memory/memoryService';
 import { readSnapshot } from '../src/core/store/snapshot';
 import { Rng } from './rng';
@@ -27,6 +27,9 @@ export interface RememberTimings {
   all: number[];
   notes: number[];
   facts: number[];
+  /** Measured calls during which the store decompressed snapshot chunks on the main thread (none read ahead yet), and how many chunks. */
+  chunkCalls: number;
+  chunkLoads: number;
 }
 
 export interface InterleavedRemember {
@@ -42,16 +45,21 @@ export interface InterleavedRemember {
  * that whatever else the machine is doing lands on all three alike and the ratios hold.
  */
 export async function rememberInterleaved(small: Services, big: Services, inputs: RememberInput[], dir: string, warmup: number): Promise<InterleavedRemember> {
-  const out: InterleavedRemember = { floor: [], small: { all: [], notes: [], facts: [] }, big: { all: [], notes: [], facts: [] }, emptySmall: [], emptyBig: [] };
+  const timings = (): RememberTimings => ({ all: [], notes: [], facts: [], chunkCalls: 0, chunkLoads: 0 });
+  const out: InterleavedRemember = { floor: [], small: timings(), big: timings(), emptySmall: [], emptyBig: [] };
   const file = path.join(dir, 'fsync-floor.jsonl');
   const fd = fs.openSync(file, 'a');
   const line = Buffer.from(`${'x'.repeat(399)}\n`);
   const remember = async (s: Services, input: RememberInput, into: RememberTimings, keep: boolean) => {
+    const loads = s.store.fileStats.syncLoads;
     const t0 = nowMs();
     const r = await s.memory.remember(input, 'bench');
     const dt = nowMs() - t0;
     if (!r.ok) throw new Error(`remember refused: ${JSON.stringify(r).slice(0, 200)}`);
     if (!keep) return;
+    const loaded = s.store.fileStats.syncLoads - loads;
+    into.chunkCalls += loaded > 0 ? 1 : 0;
+    into.chunkLoads += loaded;
     into.all.push(dt);
     (input.subject !== undefined ? into.facts : into.notes).push(dt);
   };
@@ -178,6 +186,61 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
   }
   fs.rmSync(plain, { force: true });
   return out;
+}
+
+/** What one compaction of the big store cost, measured in a fresh process that opened it through openServices. */
+export interface CompactRun {
+  ok: boolean;
+  reason?: string;
+  wallMs: number;
+  phases: Record<string, number>;
+  /** The process's RSS after openServices, and its peak while compacting (sampled every 10 ms, and the kernel's maxRSS). */
+  rssOpen: number;
+  rssPeak: number;
+  maxRss: number;
+  /** The compaction child process's own peak (kernel maxRSS), which the owner's figures never include. */
+  childMaxRss: number;
+  databaseBytesBefore: number;
+  databaseBytesAfter: number;
+  fileBytesBefore: number;
+  fileBytesAfter: number;
+}
+
+/** `--child compact <home>`: what a long-lived process does after an idle checkpoint, asked for explicitly. */
+export async function compactChild(home: string, wasmPath: string): Promise<CompactRun> {
+  const s = await openServices({ home, wasmPath, autoCompact: false });
+  const rssOpen = process.memoryUsage().rss;
+  let rssPeak = rssOpen;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 10);
+  try {
+    const r = await s.store.compact();
+    const base = { wallMs: r.wallMs, rssOpen, rssPeak, maxRss: process.resourceUsage().maxRSS * 1024 };
+    if (!r.ok) return { ...base, ok: false, reason: r.reason, phases: {}, childMaxRss: 0, databaseBytesBefore: 0, databaseBytesAfter: 0, fileBytesBefore: 0, fileBytesAfter: 0 };
+    return { ...base, ok: true, phases: r.phases, childMaxRss: r.childMaxRss, databaseBytesBefore: r.databaseBytesBefore, databaseBytesAfter: r.databaseBytesAfter, fileBytesBefore: r.fileBytesBefore, fileBytesAfter: r.fileBytesAfter };
+  } finally {
+    clearInterval(sampler);
+    s.store.close();
+  }
+}
+
+/**
+ * Compacts fresh copies of `home` (the store as built, never compacted) in child processes,
+ * `runs` times; the last compacted copy stays at the returned path for the cold opens.
+ */
+export function compactBench(benchScript: string, home: string, runs: number): { runs: CompactRun[]; compactedHome: string } {
+  const compactedHome = `${home}-compacted`;
+  const out: CompactRun[] = [];
+  for (let i = 0; i < runs; i++) {
+    fs.rmSync(compactedHome, { recursive: true, force: true });
+    fs.cpSync(home, compactedHome, { recursive: true });
+    fs.rmSync(path.join(compactedHome, 'store.compaction.json'), { force: true });
+    const r = spawnSync(process.execPath, [benchScript, '--child', 'compact', compactedHome], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (r.status !== 0) throw new Error(`compaction child failed: ${r.stderr}`);
+    const run = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as CompactRun;
+    if (!run.ok) throw new Error(`compaction refused: ${run.reason ?? '?'}`);
+    out.push(run);
+  }
+  return { runs: out, compactedHome };
 }
 
 export function summarize(samples: number[]): { p50: number; p99: number } {
