@@ -71,8 +71,12 @@ export class Compactor {
     return !last || databaseBytes >= last.databaseBytes * (1 + COMPACT_GROWTH);
   }
 
-  compact(): Promise<CompactResult> {
-    this.running ??= this.compactOnce().finally(() => (this.running = undefined));
+  /**
+   * `background`: started by an idle checkpoint, so it must never keep the process alive (one that
+   * exits leaves a temp file the next run removes); an explicit call is awaited, and is kept alive.
+   */
+  compact(background = false): Promise<CompactResult> {
+    this.running ??= this.compactOnce(background).finally(() => (this.running = undefined));
     return this.running;
   }
 
@@ -85,7 +89,7 @@ export class Compactor {
     fs.rmSync(child.out, { force: true });
   }
 
-  private async compactOnce(): Promise<CompactResult> {
+  private async compactOnce(background: boolean): Promise<CompactResult> {
     const t0 = performance.now();
     const { snapshotFile, workerPath } = this.options;
     const refuse = (reason: string): CompactResult => ({ ok: false, reason, wallMs: performance.now() - t0 });
@@ -97,7 +101,7 @@ export class Compactor {
     let file: CompactedFile;
     let childMaxRss: number;
     try {
-      ({ file, childMaxRss } = await this.inChild({ wasmPath: this.options.wasmPath, snapshotFile, out }));
+      ({ file, childMaxRss } = await this.inChild({ wasmPath: this.options.wasmPath, snapshotFile, out }, background));
     } catch (err) {
       fs.rmSync(out, { force: true });
       return refuse(`compaction failed: ${(err as Error).message}`);
@@ -112,14 +116,15 @@ export class Compactor {
     return swapped.ok ? { ok: true, wallMs: performance.now() - t0, childMaxRss, ...swapped.stats } : refuse(swapped.reason);
   }
 
-  private inChild(request: CompactionRequest): Promise<{ file: CompactedFile; childMaxRss: number }> {
+  private inChild(request: CompactionRequest, background: boolean): Promise<{ file: CompactedFile; childMaxRss: number }> {
     return new Promise((resolve, reject) => {
       // A process, not a thread: the job's two database copies never count against the owner
       // (the extension host, in VS Code), and `--expose-gc` is the child's flag, not the owner's.
       const child = fork(this.options.workerPath, [], { execArgv: ['--expose-gc'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-      // Never what keeps a process alive: one that exits leaves a temp file the next run removes.
-      child.unref();
-      child.channel?.unref();
+      if (background) {
+        child.unref();
+        child.channel?.unref();
+      }
       this.child = { process: child, out: request.out };
       let settled = false;
       const settle = (fn: () => void) => {

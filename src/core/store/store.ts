@@ -360,15 +360,17 @@ export class Store {
       this.schemaUnsaved = false;
     }
     this.sealer.sealInBackground();
-    if ((this.options.autoCompact ?? true) && this.compactor.due(this.databaseBytes())) void this.compact().catch(() => undefined);
+    if ((this.options.autoCompact ?? true) && this.compactor.due(this.databaseBytes())) void this.compact(true).catch(() => undefined);
   }
 
   /**
    * Rewrites the snapshot in table order in a child process (compaction.ts), so a fresh process's first
    * query reads a few contiguous chunks instead of most of the file; then reads on from it.
+   * An awaited call keeps the process alive until it is done; a `background` one (after an idle
+   * checkpoint) never does.
    */
-  async compact(): Promise<CompactResult> {
-    const result = await this.compactor.compact();
+  async compact(background = false): Promise<CompactResult> {
+    const result = await this.compactor.compact(background);
     if (!result.ok && result.reason.startsWith('compaction failed')) this.warnOnce(result.reason);
     return result;
   }
