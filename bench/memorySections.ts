@@ -185,7 +185,7 @@ export async function runMemorySections(ctx: BenchContext): Promise<void> {
       printCold('as bulk-built (insertion order, never compacted)', cold, false);
       const compactedRatio = printCold('compacted (what a long-lived process leaves behind)', coldCompacted, true);
       note(`compaction: ${c.length} runs, each on a fresh copy of the store as built. Cold opens: median of ${cold.read.length} runs each, alternating; the page cache could not be dropped, so all are warm-cache figures.`);
-      note('the open reads only the snapshot\'s header and first chunk (frame version 3); SQLite then pulls in, decompresses and checks each chunk a query touches, while the rest is decompressed on the thread pool from the end of the file (read-ahead). Compaction (FTS4 optimize + VACUUM INTO in a worker) stores each table and index contiguously, so the first query reaches fewer chunks; `node dist/bench.js --child open-diag <home> <query>` names the b-trees in the chunks each step loads.');
+      note('the open reads only the snapshot\'s header and first chunk (frame version 3); SQLite then pulls in, decompresses and checks each chunk a query touches, while a worker thread decompresses the rest from the end of the file (read-ahead, chunkReader.ts; its chunks count here too). Compaction (FTS4 optimize + VACUUM INTO in a forked child process) stores each table and index contiguously, so the first query reaches fewer chunks; `node dist/bench.js --child open-diag <home> <query>` names the b-trees in the chunks each step loads.');
       verdicts.push(['cold open ≤ 2× readFileSync (compacted)', compactedRatio <= 2]);
     }
 

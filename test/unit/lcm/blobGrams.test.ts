@@ -2,13 +2,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlobGrams, gramKeys, mayHold, summarise } from '../../../src/core/lcm/blobGrams';
-import { compilePattern, type CompiledPattern } from '../../../src/core/lcm/regexPattern';
 import type { Services } from '../../../src/core/services';
 import { queryRows } from '../../../src/core/store/sqlite';
 import { invokeTool } from '../../../src/core/tools/invoke';
 import { findTool } from '../../../src/core/tools/registry';
 import { tempHome } from '../helpers/tempStore';
-import { bruteForce, bruteRanked } from './grepReference';
+import { bruteForce, bruteRanked, compiled, rng } from './grepReference';
 import { importedFixtures, openLcm } from './lcmFixture';
 
 /**
@@ -17,22 +16,7 @@ import { importedFixtures, openLcm } from './lcmFixture';
  * and on the real fixtures' blobs, and end to end against a scan of every text.
  */
 
-const compiled = (p: string): CompiledPattern => {
-  const c = compilePattern(p);
-  if ('error' in c) throw new Error(c.error);
-  return c;
-};
 
-/** A small deterministic generator (xorshift), so a failure is reproducible. */
-function rng(seed: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 4294967296;
-  };
-}
 
 describe('blob trigram filters', () => {
   it('never rule out a text that holds the literal, case-sensitive or /i, ASCII or not', () => {

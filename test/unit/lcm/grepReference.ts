@@ -1,4 +1,5 @@
 import { EXCLUDED_SOURCES } from '../../../src/core/lcm/lcmConfig';
+import { compilePattern, type CompiledPattern } from '../../../src/core/lcm/regexPattern';
 import type { Services } from '../../../src/core/services';
 import { queryRows } from '../../../src/core/store/sqlite';
 
@@ -37,4 +38,22 @@ export function bruteRanked(s: Services, pattern: RegExp, what: 'messages' | 'su
     .filter((r) => r.count > 0)
     .sort((a, b) => b.count - a.count || b.at - a.at || b.n - a.n)
     .map((r) => r.id);
+}
+
+/** A compiled pattern for a test, failing loudly on a pattern that does not compile. */
+export function compiled(p: string): CompiledPattern {
+  const c = compilePattern(p);
+  if ('error' in c) throw new Error(c.error);
+  return c;
+}
+
+/** A small deterministic generator (xorshift), so a failure on random input is reproducible. */
+export function rng(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 4294967296;
+  };
 }

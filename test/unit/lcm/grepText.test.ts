@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { holdsFolded, literalCheck, testText } from '../../../src/core/lcm/grepText';
-import { compilePattern, type CompiledPattern } from '../../../src/core/lcm/regexPattern';
+import { compiled, rng } from './grepReference';
 
 /**
  * The checks lcm_grep makes before (and instead of) its regex must agree with the regex run on
@@ -8,21 +8,7 @@ import { compilePattern, type CompiledPattern } from '../../../src/core/lcm/rege
  * sequences) against the slow reference.
  */
 
-const compiled = (p: string): CompiledPattern => {
-  const c = compilePattern(p);
-  if ('error' in c) throw new Error(c.error);
-  return c;
-};
 
-function rng(seed: number): () => number {
-  let x = seed;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 4294967296;
-  };
-}
 
 /** Random bytes drawn from pieces that meet the literals' letters in every case, beside non-ASCII and broken UTF-8. */
 function randomBytes(next: () => number, pieces: readonly Buffer[], n: number): Buffer {
