@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { build } from 'rolldown';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openServices, type Services } from '../../src/core/services';
 import { swapIn } from '../../src/core/store/compaction';
@@ -261,6 +262,20 @@ describe('snapshot compaction (FTS optimize + VACUUM INTO in a child process)', 
     expect(() => process.kill(pid!, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
     expect(sha(snapshot)).toBe(hash);
     expect(fs.readdirSync(home).filter((f) => f.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('an awaited compact() keeps its process alive until it answers, in a process with nothing else to do', async () => {
+    const home = tempHome('compact-awaited');
+    const a = await openStore(home, { autoCompact: false });
+    await populate(a);
+    a.store.close();
+    open.splice(open.indexOf(a), 1);
+    const script = path.join(tempHome('compact-child'), 'compactChild.cjs');
+    await build({ input: path.join(__dirname, 'helpers/compactChild.ts'), platform: 'node', logLevel: 'warn', output: { file: script, format: 'cjs' } });
+    // Before the fix the child and its channel were unref'd for every call: this process then exited with status 0 and printed nothing.
+    const out = execFileSync(process.execPath, [script, home, WASM_PATH, WORKER], { encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ ok: true });
+    expect(fs.existsSync(path.join(home, 'store.compaction.json'))).toBe(true);
   });
 
   it('runs by itself after an idle checkpoint once the database has grown past the threshold, and records it beside the snapshot', async () => {
