@@ -5,6 +5,7 @@ import { identityOf, sameIdentity, type CompactedFile } from './compactionJob';
 import type { CompactionReply, CompactionRequest } from './compactionWorker';
 import { replaceFileDurably, syncFolder } from './durableFile';
 import type { FileLock } from './fileLock';
+import { processAlive } from './processAlive';
 
 /** What `Store.compact()` did: the snapshot was replaced by its table-ordered copy, or why not. */
 export type CompactResult =
@@ -149,17 +150,8 @@ export class Compactor {
     const dir = path.dirname(this.options.snapshotFile);
     for (const name of fs.readdirSync(dir)) {
       const pid = Number(TEMP.exec(name)?.[1] ?? NaN);
-      if (Number.isInteger(pid) && pid !== process.pid && !alive(pid)) fs.rmSync(path.join(dir, name), { force: true });
+      if (Number.isInteger(pid) && pid !== process.pid && !processAlive(pid)) fs.rmSync(path.join(dir, name), { force: true });
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

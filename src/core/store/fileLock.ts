@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { StoreBusyError } from './errors';
+import { processAlive } from './processAlive';
 
 /** A lock file older than this with no readable owner was left by a crash between create and write. */
 const OWNERLESS_STALE_MS = 2_000;
@@ -99,12 +100,7 @@ function ownerIsDead(owner: string): boolean {
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return true;
   if (host !== os.hostname()) return false; // another machine on a shared disk: cannot tell, wait
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return !processAlive(pid);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { syncFolder } from './durableFile';
 import type { FileLock } from './fileLock';
 import { sealSafety, type SealSafety } from './journalHolders';
+import { processAlive } from './processAlive';
 import { headerLine, readHead, type LiveHead } from './journalLive';
 import { buildSegment, listSegments, segmentName } from './journalSegments';
 
@@ -204,14 +205,5 @@ function removeStrayTemps(dir: string, prefix: string): void {
     if (!name.startsWith(prefix)) continue;
     const m = /\.tmp-(\d+)-[0-9a-f]+$/.exec(name);
     if (m && !processAlive(Number(m[1]))) fs.rmSync(path.join(dir, name), { force: true });
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
