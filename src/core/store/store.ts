@@ -1,13 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BlobStore } from './blobStore';
-import { StoreCorruptError } from './errors';
 import { FileLock } from './fileLock';
 import { Journal, type Operation } from './journal';
 import type { SealResult } from './journalSeal';
-import { migrate, readMeta, writeMeta, type StoreModule } from './schema';
+import { migrate, readMeta, writeMeta } from './schema';
+import { loadStore, OFFSET_KEY, PROBLEMS_KEY, STORE_FILES as FILES, type OpenAttempt, type StoreOptions } from './storeOpen';
 import { DatabaseFile } from './databaseFile';
-import { openSnapshot, setAside } from './snapshot';
 import { BatchTransaction } from './batchTransaction';
 import { SealScheduler } from './sealScheduler';
 import type { JournalFeature } from './journalHolders';
@@ -15,47 +14,13 @@ import { Compactor, type CompactResult } from './compaction';
 import { openPagedFrame } from './pagedSnapshot';
 import { loadSqlJs, queryScalar, tuneConnection as tune, type Database } from './sqlite';
 
-export interface StoreOptions {
-  home: string;
-  wasmPath: string;
-  modules: readonly StoreModule[];
-  /** Journal bytes past the last checkpoint before an idle checkpoint is taken. */
-  checkpointBytes?: number;
-  /** Quiet time after the last write before that checkpoint runs, so it never sits in a write's path. */
-  checkpointIdleMs?: number;
-  /** Journal bytes past the last checkpoint that make `close()` write one. */
-  closeCheckpointBytes?: number;
-  /** Journal bytes the snapshot covers past the live file's start before they are sealed (see journalSeal.ts). */
-  sealBytes?: number;
-  /** Delay after opening before sealing what the snapshot already covers (long-lived processes only: the timer never keeps a process alive). */
-  sealDelayMs?: number;
-  /** Decompress the rest of a paged snapshot in the background after opening (default true); tests of on-demand reads turn it off. */
-  readAhead?: boolean;
-  /** The compaction worker's bundle (default: compactWorker.js beside the wasm); without it compaction is off. */
-  compactWorkerPath?: string;
-  /** Compact after an idle checkpoint once the database has grown enough (compaction.ts); default true. */
-  autoCompact?: boolean;
-  /** Smallest database an idle checkpoint compacts (default 16 MB, compaction.ts). */
-  compactMinBytes?: number;
-  now?: () => number;
-}
+export type { StoreOptions } from './storeOpen';
 
 /** What a write decides after seeing the latest state: the operation to journal, or none (a refusal). */
 export type Decision<T> = { op: Operation; result: T } | { op?: undefined; result: T };
 
-/** What an open learned before it failed: damage found in the snapshot, and who reads it. */
-interface OpenAttempt {
-  damaged?: Error;
-  dbFile?: DatabaseFile;
-  store?: Store;
-}
-
-const OFFSET_KEY = 'journal_offset';
 /** Below this, sealing saves too little to be worth a segment file (bench: 13.7 MB of journal → 4.5 MB). */
 const SEAL_BYTES = 4 * 1024 * 1024;
-/** Journal lines skipped so far; kept in the database so the count survives checkpoints and restarts. */
-const PROBLEMS_KEY = 'journal_problems';
-const FILES = { snapshot: 'store.sqlite', journal: 'journal.jsonl', lock: 'journal.lock', blobs: 'blobs' } as const;
 
 /**
  * The one owner of the database in this process. Writes go through `commit`: under the
@@ -134,54 +99,14 @@ export class Store {
   }
 
   private static async openOnce(options: StoreOptions, attempt: OpenAttempt): Promise<Store> {
-    const home = path.resolve(options.home);
-    fs.mkdirSync(home, { recursive: true });
-    // The wasm compiles while the snapshot is read and decompressed.
-    const sqlJs = loadSqlJs(options.wasmPath);
-    sqlJs.catch(() => undefined); // awaited (and reported) below, after the snapshot
-    const journal = new Journal(path.join(home, FILES.journal));
-    const snapshotFile = path.join(home, FILES.snapshot);
-    const warnings: string[] = [];
-    const now = options.now ?? Date.now;
-
-    let opened: Awaited<ReturnType<typeof openSnapshot>>;
-    try {
-      opened = await openSnapshot(snapshotFile);
-    } catch (err) {
-      if (!(err instanceof StoreCorruptError)) throw err;
-      // The journal holds every operation from the start, so the state can be rebuilt; the
-      // damaged file is kept for a person to inspect and is never overwritten.
-      const aside = setAside(snapshotFile, now());
-      warnings.push(`${err.message}. It was kept at ${aside} and the memory was rebuilt from the journal.`);
-    }
-    const SQL = await sqlJs;
-    const { db, dbFile } = DatabaseFile.open(SQL, snapshotFile, opened, (err) => (attempt.store ? attempt.store.snapshotDamaged(err) : (attempt.damaged ??= err)));
-    attempt.dbFile = dbFile;
-    tune(db);
-    const store = new Store(db, journal, new FileLock(path.join(home, FILES.lock)), options, home);
+    const loaded = await loadStore(options, attempt);
+    const { db, journal, dbFile } = loaded;
+    const store = new Store(db, journal, new FileLock(path.join(loaded.home, FILES.lock)), options, loaded.home);
     store.dbFile = dbFile;
-    store.warnings.push(...warnings);
-    try {
-      // A migration on an existing snapshot (a new index over a large store) must be saved, or
-      // every open until the next checkpoint would run it again.
-      store.schemaUnsaved = migrate(db, options.modules) > 0 && opened !== undefined;
-      store.offset = Number(readMeta(db, OFFSET_KEY) ?? '0');
-      store.skippedLines = Number(readMeta(db, PROBLEMS_KEY) ?? '0');
-    } catch (err) {
-      db.close();
-      journal.close();
-      throw new StoreCorruptError(`store snapshot ${snapshotFile} cannot be read: ${(err as Error).message}`, snapshotFile);
-    }
-    store.snapshotOffset = store.offset;
-    const journalSize = journal.size();
-    if (store.offset > journalSize) {
-      db.close();
-      journal.close();
-      throw new StoreCorruptError(
-        `journal ${journal.path} has ${journalSize} bytes but the snapshot already covers ${store.offset}: the journal was truncated or replaced. Nothing was changed; restore the journal or move the store aside.`,
-        journal.path,
-      );
-    }
+    store.warnings.push(...loaded.warnings);
+    store.schemaUnsaved = loaded.schemaUnsaved;
+    store.offset = store.snapshotOffset = loaded.offset;
+    store.skippedLines = loaded.skippedLines;
     try {
       store.refresh();
     } catch (err) {
@@ -192,7 +117,7 @@ export class Store {
       dbFile.close();
       throw err;
     }
-    attempt.store = store;
+    attempt.onDamage = (err) => store.snapshotDamaged(err);
     if (attempt.damaged) store.snapshotDamaged(attempt.damaged);
     // The rest of the snapshot is decompressed (and checked) on the thread pool while queries run.
     if (options.readAhead ?? true) void dbFile.readAhead().catch(() => undefined);

@@ -1,0 +1,108 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { StoreCorruptError } from './errors';
+import { Journal } from './journal';
+import { migrate, readMeta, type StoreModule } from './schema';
+import { DatabaseFile } from './databaseFile';
+import { openSnapshot, setAside } from './snapshot';
+import { loadSqlJs, tuneConnection as tune, type Database } from './sqlite';
+
+export interface StoreOptions {
+  home: string;
+  wasmPath: string;
+  modules: readonly StoreModule[];
+  /** Journal bytes past the last checkpoint before an idle checkpoint is taken. */
+  checkpointBytes?: number;
+  /** Quiet time after the last write before that checkpoint runs, so it never sits in a write's path. */
+  checkpointIdleMs?: number;
+  /** Journal bytes past the last checkpoint that make `close()` write one. */
+  closeCheckpointBytes?: number;
+  /** Journal bytes the snapshot covers past the live file's start before they are sealed (see journalSeal.ts). */
+  sealBytes?: number;
+  /** Delay after opening before sealing what the snapshot already covers (long-lived processes only: the timer never keeps a process alive). */
+  sealDelayMs?: number;
+  /** Decompress the rest of a paged snapshot in the background after opening (default true); tests of on-demand reads turn it off. */
+  readAhead?: boolean;
+  /** The compaction worker's bundle (default: compactWorker.js beside the wasm); without it compaction is off. */
+  compactWorkerPath?: string;
+  /** Compact after an idle checkpoint once the database has grown enough (compaction.ts); default true. */
+  autoCompact?: boolean;
+  /** Smallest database an idle checkpoint compacts (default 16 MB, compaction.ts). */
+  compactMinBytes?: number;
+  now?: () => number;
+}
+
+export const STORE_FILES = { snapshot: 'store.sqlite', journal: 'journal.jsonl', lock: 'journal.lock', blobs: 'blobs' } as const;
+/** The journal offset the database reflects, kept in its meta table so a snapshot says what it covers. */
+export const OFFSET_KEY = 'journal_offset';
+/** Journal lines skipped so far; kept in the database so the count survives checkpoints and restarts. */
+export const PROBLEMS_KEY = 'journal_problems';
+
+/** What an open learned before it failed: damage found in the snapshot, and the file it reads. */
+export interface OpenAttempt {
+  damaged?: Error;
+  dbFile?: DatabaseFile;
+  /** Set once the store exists: damage found after that is its to handle. */
+  onDamage?: (err: Error) => void;
+}
+
+/** A store's files opened and its database loaded from the snapshot, not yet caught up with the journal. */
+export interface LoadedStore {
+  home: string;
+  db: Database;
+  dbFile: DatabaseFile;
+  journal: Journal;
+  warnings: string[];
+  offset: number;
+  skippedLines: number;
+  /** A migration changed a loaded snapshot: the next checkpoint must save it even with no new operation. */
+  schemaUnsaved: boolean;
+}
+
+/**
+ * Reads the snapshot (a damaged one is set aside: the journal holds every operation, so the
+ * state is rebuilt from it), migrates it and checks that the journal still holds what it
+ * covers. A chunk found damaged on the way is recorded in `attempt` (the caller sets the file
+ * aside and opens again); `attempt.onDamage` hears of damage found later.
+ */
+export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Promise<LoadedStore> {
+  const home = path.resolve(options.home);
+  fs.mkdirSync(home, { recursive: true });
+  // The wasm compiles while the snapshot is read and decompressed.
+  const sqlJs = loadSqlJs(options.wasmPath);
+  sqlJs.catch(() => undefined); // awaited (and reported) below, after the snapshot
+  const journal = new Journal(path.join(home, STORE_FILES.journal));
+  const snapshotFile = path.join(home, STORE_FILES.snapshot);
+  const warnings: string[] = [];
+  let opened: Awaited<ReturnType<typeof openSnapshot>>;
+  try {
+    opened = await openSnapshot(snapshotFile);
+  } catch (err) {
+    if (!(err instanceof StoreCorruptError)) throw err;
+    const aside = setAside(snapshotFile, (options.now ?? Date.now)());
+    warnings.push(`${err.message}. It was kept at ${aside} and the memory was rebuilt from the journal.`);
+  }
+  const { db, dbFile } = DatabaseFile.open(await sqlJs, snapshotFile, opened, (err) => (attempt.onDamage ? attempt.onDamage(err) : (attempt.damaged ??= err)));
+  attempt.dbFile = dbFile;
+  try {
+    tune(db);
+    // A migration on an existing snapshot (a new index over a large store) must be saved, or
+    // every open until the next checkpoint would run it again.
+    const schemaUnsaved = migrate(db, options.modules) > 0 && opened !== undefined;
+    const offset = Number(readMeta(db, OFFSET_KEY) ?? '0');
+    const skippedLines = Number(readMeta(db, PROBLEMS_KEY) ?? '0');
+    const journalSize = journal.size();
+    if (offset > journalSize) {
+      throw new StoreCorruptError(
+        `journal ${journal.path} has ${journalSize} bytes but the snapshot already covers ${offset}: the journal was truncated or replaced. Nothing was changed; restore the journal or move the store aside.`,
+        journal.path,
+      );
+    }
+    return { home, db, dbFile, journal, warnings, offset, skippedLines, schemaUnsaved };
+  } catch (err) {
+    db.close();
+    journal.close();
+    if (err instanceof StoreCorruptError) throw err;
+    throw new StoreCorruptError(`store snapshot ${snapshotFile} cannot be read: ${(err as Error).message}`, snapshotFile);
+  }
+}
