@@ -54,17 +54,19 @@ async function child(): Promise<void> {
     const t1 = nowMs();
     const rssOpen = process.memoryUsage().rss;
     const chunksOpen = s.store.fileStats.loadedChunks;
+    const syncOpen = s.store.fileStats.syncLoads;
     const r = s.memory.searchText({ query: query ?? 'error', top_k: 20 });
     const t2 = nowMs();
     if (!r.ok) throw new Error('first query refused');
     const rssQuery = process.memoryUsage().rss;
     const chunksQuery = s.store.fileStats.loadedChunks;
+    const syncQuery = s.store.fileStats.syncLoads - syncOpen;
     const again = s.memory.searchText({ query: query ?? 'error', top_k: 20 });
     const t3 = nowMs();
     if (!again.ok) throw new Error('second query refused');
     const { chunkBytes } = s.store.fileStats;
     s.store.close();
-    console.log(JSON.stringify({ openMs: t1 - t0, queryMs: t2 - t1, secondQueryMs: t3 - t2, hits: r.hits.length, rssOpen, rssQuery, chunksOpen, chunksQuery, chunkBytes }));
+    console.log(JSON.stringify({ openMs: t1 - t0, queryMs: t2 - t1, secondQueryMs: t3 - t2, hits: r.hits.length, rssOpen, rssQuery, chunksOpen, chunksQuery, syncQuery, chunkBytes }));
     return;
   }
   if (mode === 'open-diag') {

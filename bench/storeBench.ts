@@ -143,16 +143,22 @@ export interface ColdOpen {
   /** Snapshot chunks decompressed by then (version 3 snapshots are read on demand), and their size. */
   chunksOpen: number[];
   chunksQuery: number[];
+  /** Of those, the chunks the first query decompressed itself on the main thread (the rest the read-ahead worker had ready, or was on). */
+  syncQuery: number[];
   chunkBytes: number;
 }
 
 /**
  * Cold open in fresh processes: `node dist/bench.js --child open <home>` times openServices to
  * the end of a first search; `--child read <file>` times fs.readFileSync of the snapshot.
- * Both run on a warm page cache (it cannot be dropped here without root).
+ * Both run on a warm page cache (it cannot be dropped here without root). Each run searches for
+ * another word than the run before: the open's read-ahead starts with the chunks the previous
+ * process's first query asked for (hotChunks.ts), and a user's next first query is another one.
+ * One unmeasured open before the runs plays the process that used the store last.
  */
-export function coldOpenBench(benchScript: string, home: string, query: string, runs: number): ColdOpen {
-  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [], mcpReady: [], rssOpen: [], rssQuery: [], chunksOpen: [], chunksQuery: [], chunkBytes: 0 };
+export function coldOpenBench(benchScript: string, home: string, queries: readonly string[], runs: number): ColdOpen {
+  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [], mcpReady: [], rssOpen: [], rssQuery: [], chunksOpen: [], chunksQuery: [], syncQuery: [], chunkBytes: 0 };
+  const queryOf = (i: number) => queries[i % Math.max(1, queries.length)] ?? 'error';
   const plain = path.join(path.dirname(home), `${path.basename(home)}-database.plain`);
   fs.writeFileSync(plain, readSnapshot(path.join(home, 'store.sqlite')) ?? new Uint8Array());
   const child = (args: string[]) => {
@@ -163,13 +169,14 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     const line = r.stdout.trim().split('\n').pop() ?? '{}';
     const data = JSON.parse(line) as Record<string, number>;
     const get = (k: string) => data[k] ?? NaN;
-    return { rssOpen: get('rssOpen'), rssQuery: get('rssQuery'), chunksOpen: get('chunksOpen'), chunksQuery: get('chunksQuery'), chunkBytes: get('chunkBytes'), readMs: get('readMs'), openMs: get('openMs'), queryMs: get('queryMs'), secondQueryMs: get('secondQueryMs'), tokenizerInitMs: get('tokenizerInitMs'), wasmMs: get('wasmMs'), readyMs: get('readyMs'), wall };
+    return { rssOpen: get('rssOpen'), rssQuery: get('rssQuery'), chunksOpen: get('chunksOpen'), chunksQuery: get('chunksQuery'), syncQuery: get('syncQuery'), chunkBytes: get('chunkBytes'), readMs: get('readMs'), openMs: get('openMs'), queryMs: get('queryMs'), secondQueryMs: get('secondQueryMs'), tokenizerInitMs: get('tokenizerInitMs'), wasmMs: get('wasmMs'), readyMs: get('readyMs'), wall };
   };
+  child(['open', home, queryOf(runs)]);
   for (let i = 0; i < runs; i++) {
     const read = child(['read', path.join(home, 'store.sqlite')]);
     out.read.push(read.readMs);
     out.readPlain.push(child(['read', plain]).readMs);
-    const open = child(['open', home, query]);
+    const open = child(['open', home, queryOf(i)]);
     out.open.push(open.openMs);
     out.firstQuery.push(open.queryMs);
     out.openPlusQuery.push(open.openMs + open.queryMs);
@@ -179,6 +186,7 @@ export function coldOpenBench(benchScript: string, home: string, query: string, 
     out.rssQuery.push(open.rssQuery);
     out.chunksOpen.push(open.chunksOpen);
     out.chunksQuery.push(open.chunksQuery);
+    out.syncQuery.push(open.syncQuery);
     out.chunkBytes = open.chunkBytes;
     out.tokenizerInit.push(child(['tokens']).tokenizerInitMs);
     out.wasm.push(child(['wasm']).wasmMs);

@@ -6,7 +6,7 @@ import { normalizeKey } from '../text/textRules';
 import { insertEntryRow, recordDailyStat, type EntryRow } from './vault/indexRows';
 import { MEMORY_FTS_TABLE } from './vault/tableNames';
 import { vaultAppliers } from './vault/vaultAppliers';
-import { VAULT_MIGRATION, VAULT_RECORD_VERSION_MIGRATION, type FileStat } from './vault/vaultSchema';
+import { NOTE_PATHS_MIGRATION, VAULT_MIGRATION, VAULT_RECORD_VERSION_MIGRATION, type FileStat } from './vault/vaultSchema';
 import { semanticAppliers } from './semantic/semanticSchema';
 
 export const MEMORY_FTS = MEMORY_FTS_TABLE;
@@ -97,6 +97,7 @@ const MIGRATIONS = [
   'DROP INDEX IF EXISTS notes_by_path; CREATE INDEX notes_by_path ON notes(path, retired_at);',
   // search_text looks up the note chunks among its hits by docid, which scanned every chunk.
   'CREATE INDEX note_chunks_by_docid ON note_chunks(fts_docid);',
+  NOTE_PATHS_MIGRATION,
 ];
 
 function applyFactSaved(db: Database, op: Operation): void {

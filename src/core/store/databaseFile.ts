@@ -5,6 +5,10 @@ import { writeCapture, writeCaptureSync } from './pagedSnapshot';
 import { setAside, writeSnapshot, writeSnapshotInBackground, type openSnapshot } from './snapshot';
 import { queryScalar } from './sqlite';
 import type { PagedFrame } from './pagedFrame';
+import { readHotChunks, writeHotChunks } from './hotChunks';
+
+/** A long-lived process records its hint this long after its open (a short-lived one at close). */
+const HINT_AFTER_MS = 20_000;
 
 type Opened = Awaited<ReturnType<typeof openSnapshot>>;
 
@@ -15,28 +19,51 @@ type Opened = Awaited<ReturnType<typeof openSnapshot>>;
  * database whose file was resized under the contents) is exported and compressed whole.
  */
 export class DatabaseFile {
+  private reading: Promise<void> | undefined;
+  private hintTimer: NodeJS.Timeout | undefined;
+  /** Set once the store opened on this file (a failed open records nothing): its first chunks are then worth recording for the next open. */
+  private recordHint = false;
+
   private constructor(
     readonly file: string,
     private paged: PagedContents | undefined,
+    private readonly opened: Opened,
   ) {}
 
   static open(SQL: SqlJsStatic, file: string, opened: Opened, onDamage: (err: Error) => void): { db: Database; dbFile: DatabaseFile } {
-    if (opened && 'bytes' in opened) return { db: adoptDatabase(SQL, opened.bytes), dbFile: new DatabaseFile(file, undefined) };
-    if (opened && opened.paged.frame.size > 0) {
-      const paged = new PagedContents(opened.paged.frame, onDamage, opened.paged.first);
-      const db = adoptPaged(SQL, paged);
-      if (db) return { db, dbFile: new DatabaseFile(file, paged) };
-      paged.close();
+    const dbFile = DatabaseFile.prepare(file, opened, onDamage);
+    return { db: dbFile.adopt(SQL), dbFile };
+  }
+
+  /**
+   * The file before sql.js is ready: a paged snapshot's contents exist (and its read-ahead can
+   * start, hinted chunks first) while the wasm still compiles. `adopt` then makes the database.
+   */
+  static prepare(file: string, opened: Opened, onDamage: (err: Error) => void): DatabaseFile {
+    if (!opened || 'bytes' in opened || opened.paged.frame.size === 0) return new DatabaseFile(file, undefined, opened);
+    const { frame, first } = opened.paged;
+    const paged = new PagedContents(frame, onDamage, first);
+    paged.preferChunks(readHotChunks(file, frame.chunkBytes, frame.count));
+    return new DatabaseFile(file, paged, opened);
+  }
+
+  adopt(SQL: SqlJsStatic): Database {
+    const opened = this.opened;
+    if (opened && 'bytes' in opened) return adoptDatabase(SQL, opened.bytes);
+    if (this.paged) {
+      const db = adoptPaged(SQL, this.paged);
+      if (db) return db;
+      this.detach();
       throw new Error('sql.js did not take the paged database file (an sql.js upgrade changed its file system?)');
     }
     opened?.paged.frame.close();
-    return { db: new SQL.Database(), dbFile: new DatabaseFile(file, undefined) };
+    return new SQL.Database();
   }
 
   /** For the bench's diagnostics: how much of the database the process has read and written. */
-  get stats(): { paged: boolean; loadedChunks: number; dirtyChunks: number; chunkBytes: number; syncLoads: number } {
+  get stats(): { paged: boolean; loadedChunks: number; dirtyChunks: number; chunkBytes: number; syncLoads: number; duplicateLoads: number } {
     const p = this.paged;
-    return { paged: !!p && !p.detached, loadedChunks: p?.loadedChunks ?? 0, dirtyChunks: p?.dirtyChunks ?? 0, chunkBytes: p?.chunkBytes ?? 0, syncLoads: p?.syncLoads ?? 0 };
+    return { paged: !!p && !p.detached, loadedChunks: p?.loadedChunks ?? 0, dirtyChunks: p?.dirtyChunks ?? 0, chunkBytes: p?.chunkBytes ?? 0, syncLoads: p?.syncLoads ?? 0, duplicateLoads: p?.duplicateLoads ?? 0 };
   }
 
   /**
@@ -82,10 +109,32 @@ export class DatabaseFile {
     return `store snapshot ${this.file} is damaged: ${err.message}. ${where} and the memory is rebuilt from the journal.`;
   }
 
-  /** Loads (and so checks) the chunks not read yet, in the background; damage goes to the contents' onDamage. */
+  /**
+   * Loads (and so checks) the chunks not read yet, in the background; damage goes to the
+   * contents' onDamage. Started early by the open (`startReadAhead`), this only says the store
+   * is open: the chunks its first queries ask for are then recorded for the next open.
+   */
   readAhead(): Promise<void> {
+    if (this.paged && !this.recordHint) {
+      this.recordHint = true;
+      this.hintTimer = setTimeout(() => this.saveHint(), HINT_AFTER_MS);
+      this.hintTimer.unref();
+    }
+    return this.startReadAhead();
+  }
+
+  /** Starts the read-ahead once (later calls return the same run). */
+  startReadAhead(): Promise<void> {
     const paged = this.paged;
-    return paged?.readAhead(() => paged === this.paged && !paged.detached) ?? Promise.resolve();
+    this.reading ??= paged?.readAhead(() => paged === this.paged && !paged.detached) ?? Promise.resolve();
+    return this.reading;
+  }
+
+  /** Records the chunks SQLite asked for first as the next open's hint, while the contents still read the file at `file`. */
+  private saveHint(): void {
+    const p = this.paged;
+    if (!this.recordHint || !p || p.detached || p.damage || p.firstAsked.length === 0 || !p.readsFrom(this.file)) return;
+    writeHotChunks(this.file, p.chunkBytes, p.snapshotChunks, p.nextHint());
   }
 
   /** Between two operations: takes what the read-ahead finished meanwhile, a little at a time (pagedContents.ts). */
@@ -95,11 +144,14 @@ export class DatabaseFile {
 
   /** The database was replaced by one in plain memory (a rebuild); its snapshot file is no longer read. */
   detach(): void {
+    if (this.hintTimer) clearTimeout(this.hintTimer);
+    this.recordHint = false;
     this.paged?.close();
     this.paged = undefined;
   }
 
   close(): void {
+    this.saveHint();
     this.detach();
   }
 }

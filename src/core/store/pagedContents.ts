@@ -9,6 +9,8 @@ import type { PagedFrame } from './pagedFrame';
  * SQLITE_IOERR_READ, "disk I/O error", which is what happened. Measured in pagedSnapshot.test.ts.
  */
 const DAMAGED_READ = 9;
+/** How many of the first chunks SQLite asks for are recorded as the next open's hint. */
+const HOT_RECORDED = 256;
 /** SQLite never reads or writes more than one page (at most 64 KB) of the main database at once. */
 const MAX_PAGE = 65536;
 
@@ -58,6 +60,13 @@ export class PagedContents {
   private reader: ChunkReader | undefined;
   /** Chunks a query had to decompress itself, on the main thread, because no read-ahead had them yet. */
   syncLoads = 0;
+  /** Chunks the worker decompressed that this thread had loaded meanwhile (wasted work; the claims keep it at zero). */
+  duplicateLoads = 0;
+  /** The first chunks SQLite asked for, in that order: the next open's read-ahead does these first (hotChunks.ts). */
+  readonly firstAsked: number[] = [];
+  private readonly asked: Uint8Array;
+  /** Chunks the read-ahead does first (a hint from an earlier process); only an order, every chunk is checked alike. */
+  private hot: readonly number[] = [];
 
   constructor(
     private frame: PagedFrame,
@@ -66,11 +75,17 @@ export class PagedContents {
     first?: Buffer,
   ) {
     this.size = frame.size;
+    this.asked = new Uint8Array(frame.count);
     if (first && first.length === frame.rawLength(0)) this.chunks[0] = first.length === frame.chunkBytes ? first : Buffer.concat([first], frame.chunkBytes);
   }
 
   get chunkBytes(): number {
     return this.frame.chunkBytes;
+  }
+
+  /** How many chunks the snapshot file read now holds. */
+  get snapshotChunks(): number {
+    return this.frame.count;
   }
 
   get loadedChunks(): number {
@@ -113,12 +128,17 @@ export class PagedContents {
 
   /** Chunk i at full chunk size, loaded from the snapshot (checked) or zeroed past its end. */
   private chunk(i: number): Buffer {
+    if (this.asked[i] === 0) {
+      this.asked[i] = 1;
+      if (this.firstAsked.length < HOT_RECORDED) this.firstAsked.push(i);
+    }
     const have = this.chunks[i];
     if (have) return have;
     if (this.reader) {
       this.reader.drain();
       const ready = this.chunks[i];
       if (ready) return ready;
+      if (this.reader.takeOrClaim(i, () => this.chunks[i] !== undefined)) return this.chunks[i] as Buffer;
     }
     if (this.damage) throw ioError(this.damage.message);
     let data: Buffer;
@@ -166,9 +186,9 @@ export class PagedContents {
    */
   async readAhead(wanted: () => boolean = () => true): Promise<void> {
     if (await this.readAheadInWorker(wanted)) return;
-    // From the end: a query scanning a table reads forward from its early pages, so the two meet
-    // in the middle instead of decompressing the same chunks twice.
-    for (let i = this.frame.count - 1; i >= 0; i--) {
+    const order = this.readOrder();
+    for (let k = 0; k < order.length; k++) {
+      const i = order[k] as number;
       if (!wanted() || this.damage) return;
       const frame = this.frame;
       if (this.chunks[i] || i >= frame.count) continue;
@@ -181,11 +201,48 @@ export class PagedContents {
       }
       if (!raw) {
         if (frame === this.frame) return; // closed with the store
-        i++; // the checkpoint closed that file: this chunk again, from the new one
+        k--; // the checkpoint closed that file: this chunk again, from the new one
         continue;
       }
       if (!this.chunks[i] && !this.damage) this.chunks[i] = this.fullSize(raw);
     }
+  }
+
+  /**
+   * The chunks not loaded yet, in the order the read-ahead takes them: the hinted ones first (what
+   * an earlier process's first queries asked for, so this one's find them ready), then the rest
+   * from the end: a query scanning a table reads forward from its early pages, so the two meet in
+   * the middle instead of decompressing the same chunks twice.
+   */
+  private readOrder(): number[] {
+    const count = this.frame.count;
+    const queued = new Uint8Array(count);
+    const order: number[] = [];
+    const add = (i: number) => {
+      if (Number.isInteger(i) && i >= 0 && i < count && queued[i] === 0 && !this.chunks[i]) {
+        queued[i] = 1;
+        order.push(i);
+      }
+    };
+    for (const i of this.hot) add(i);
+    for (let i = count - 1; i >= 0; i--) add(i);
+    return order;
+  }
+
+  /** Which chunks the read-ahead does first; set before it starts. Only an order: a wrong one costs time, never a byte. */
+  preferChunks(hot: readonly number[]): void {
+    this.hot = hot;
+  }
+
+  /**
+   * The next open's hint: the chunks this process asked for first, then the earlier hint's others,
+   * so a process that asked for little (one that opened and closed without a search) does not
+   * wipe what the ones before it learned.
+   */
+  nextHint(): number[] {
+    const out = [...this.firstAsked];
+    for (const i of this.hot) if (out.length < HOT_RECORDED && this.asked[i] === 0) out.push(i);
+    return out;
   }
 
   /**
@@ -206,15 +263,16 @@ export class PagedContents {
   private async readAheadInWorker(wanted: () => boolean): Promise<boolean> {
     const frame = this.frame;
     const jobs = [];
-    for (let i = frame.count - 1; i >= 0; i--) {
+    for (const i of this.readOrder()) {
       const e = frame.entries[i];
-      if (!this.chunks[i] && e) jobs.push({ index: i, at: e.at, length: e.length, hash: e.hash, raw: frame.rawLength(i) });
+      if (e) jobs.push({ index: i, at: e.at, length: e.length, hash: e.hash, raw: frame.rawLength(i) });
     }
     if (jobs.length === 0) return true;
     const accept = (r: ChunkResult) => {
       if (!wanted() || this.damage) return reader?.stop();
       if ('error' in r) return this.chunks[r.index] ? undefined : this.reportDamage(new Error(r.error));
-      if (!this.chunks[r.index] && !this.damage) this.chunks[r.index] = this.fullSize(Buffer.from(r.bytes));
+      if (this.chunks[r.index]) this.duplicateLoads++;
+      else if (!this.damage) this.chunks[r.index] = this.fullSize(Buffer.from(r.bytes));
     };
     const reader = ChunkReader.start(frame.file, (fd) => frame.sameFileAs(fd), jobs, accept);
     if (!reader) return false;

@@ -82,8 +82,12 @@ export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Pr
     const aside = setAside(snapshotFile, (options.now ?? Date.now)());
     warnings.push(`${err.message}. It was kept at ${aside} and the memory was rebuilt from the journal.`);
   }
-  const { db, dbFile } = DatabaseFile.open(await sqlJs, snapshotFile, opened, (err) => (attempt.onDamage ? attempt.onDamage(err) : (attempt.damaged ??= err)));
+  const dbFile = DatabaseFile.prepare(snapshotFile, opened, (err) => (attempt.onDamage ? attempt.onDamage(err) : (attempt.damaged ??= err)));
   attempt.dbFile = dbFile;
+  // The worker decompresses the chunks the last process's first queries asked for while the wasm
+  // compiles and the journal is replayed here, so this process's first query finds them ready.
+  if (options.readAhead ?? true) void dbFile.startReadAhead().catch(() => undefined);
+  const db = dbFile.adopt(await sqlJs);
   try {
     tune(db);
     // A migration on an existing snapshot (a new index over a large store) must be saved, or

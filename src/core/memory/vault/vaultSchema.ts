@@ -138,6 +138,29 @@ export const VAULT_MIGRATION = `
 `;
 
 /**
+ * How many live notes each day log holds, kept by triggers so every way a note is added, retired,
+ * restored, moved or deleted (appliers, replay, a rebuild) keeps it exact. The first search after
+ * an open asks which day logs were never written (vaultState.ts unrenderedPaths): from this table
+ * that is a few pages, where hopping through notes_by_path touched one index page per day log,
+ * spread over the whole index, each a snapshot chunk a fresh process must decompress (12 of the
+ * first query's 93 chunks on the 200 MB bench store). Rows at zero stay; readers skip them.
+ */
+export const NOTE_PATHS_MIGRATION = `
+  CREATE TABLE note_paths (path TEXT PRIMARY KEY, live INTEGER NOT NULL);
+  INSERT INTO note_paths(path, live) SELECT path, count(*) FROM notes WHERE retired_at IS NULL GROUP BY path;
+  CREATE TRIGGER note_paths_insert AFTER INSERT ON notes WHEN new.retired_at IS NULL BEGIN
+    INSERT INTO note_paths(path, live) VALUES (new.path, 1) ON CONFLICT(path) DO UPDATE SET live = live + 1;
+  END;
+  CREATE TRIGGER note_paths_delete AFTER DELETE ON notes WHEN old.retired_at IS NULL BEGIN
+    UPDATE note_paths SET live = live - 1 WHERE path = old.path;
+  END;
+  CREATE TRIGGER note_paths_update AFTER UPDATE OF path, retired_at ON notes BEGIN
+    UPDATE note_paths SET live = live - 1 WHERE path = old.path AND old.retired_at IS NULL;
+    INSERT INTO note_paths(path, live) SELECT new.path, 1 WHERE new.retired_at IS NULL ON CONFLICT(path) DO UPDATE SET live = live + 1;
+  END;
+`;
+
+/**
  * Each record carries the vault version of its last change, so readers reload only what moved.
  * (Also rebuilds the rule index with recorded_at, which an early build of migration 2 lacked.)
  */

@@ -56,21 +56,13 @@ export function sha256(content: string | Buffer): string {
 
 /**
  * Day logs the store has entries for but no file was ever written for (a store from before the
- * vault). The first search after an open runs this, so it hops from one distinct path to the
- * next through notes_by_path (one index seek per day log) instead of `SELECT DISTINCT path`,
- * which read every note: ~140 ms warm and 390 ms cold of the first search on the bench's 100k
- * notes, against ~37 ms warm here. Same paths, ascending.
+ * vault), ascending. The first search after an open runs this, so it reads the per-path counts
+ * the note_paths triggers keep (vaultSchema.ts): a few pages, where even hopping from one distinct
+ * path to the next through notes_by_path read an index page per day log, which a snapshot read on
+ * demand must first decompress.
  */
 export function unrenderedPaths(db: Database): string[] {
-  return queryRows(
-    db,
-    `WITH RECURSIVE live(path) AS (
-       SELECT (SELECT min(path) FROM notes WHERE retired_at IS NULL)
-       UNION ALL
-       SELECT (SELECT min(path) FROM notes WHERE path > live.path AND retired_at IS NULL) FROM live WHERE live.path IS NOT NULL
-     )
-     SELECT path FROM live WHERE path IS NOT NULL AND path NOT IN (SELECT path FROM vault_files WHERE retired_at IS NULL)`,
-  ).map((r) => String(r.path));
+  return queryRows(db, 'SELECT path FROM note_paths WHERE live > 0 AND path NOT IN (SELECT path FROM vault_files WHERE retired_at IS NULL) ORDER BY path').map((r) => String(r.path));
 }
 
 /**
