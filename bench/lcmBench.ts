@@ -183,7 +183,7 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
     if (dag) result('summary DAG build (extractive), lcm.buildAll', `${ms(dagMs)}: ${dag.leaves} leaves, ${dag.condensed} condensed over ${dag.sessions} sessions`);
     else note('summary DAG not built (--no-dag): the default calls (scope both) search no summaries, and no message shows a coveredBy.');
     note(`the store also holds ${logged} recorded tool calls (Recollect's own log, ${logged * 2} events), which lcm_grep leaves out.`);
-    note(`regex: ours = lcm_grep tool (mode regex, scope messages, allConversations, sort relevance, limit 200: reads every candidate — the same full pass rg makes); default = the call an agent makes (scope both, sort recency, limit 50: stops at 50 matches). p50 of ${rounds} interleaved runs after one warm-up of ours.`);
+    note(`regex: ours = lcm_grep tool (mode regex, scope messages, allConversations, sort relevance, limit 200: reads every candidate — the same full pass rg makes; from 1,000 blobs to read, a worker thread reads and decodes them while the main thread scans the inline rows, so both use up to two cores); default = the call an agent makes (scope both, sort recency, limit 50: stops at 50 matches). p50 of ${rounds} interleaved runs after one warm-up of ours.`);
     note(`rg = rg -c <pattern> over the ${stage.raw.files.toLocaleString('en-US')} raw files, spawn included, using both cores; rg -j1 = one thread. Counts differ by nature: rg counts matching lines of raw JSON, lcm_grep matching events (capped at 1,000 per event).`);
     table(
       ['pattern', 'literal', 'prefilter', 'candidates', 'scanned', 'blobs read', 'matches', 'rg lines', 'ours', 'default', 'rg', 'rg -j1', 'ours/rg'],
@@ -290,6 +290,7 @@ export async function regexDiag(s: Services, patterns: readonly string[]): Promi
     wrap(grepper, 'regex', 'total');
     wrap(grepper, 'scan', 'scan: candidate SQL + regex loop');
     wrap(grepper, 'texts', 'texts: fetch rows');
+    // Blobs the read-ahead worker decoded do not pass through blobs.get: this counts the main thread's own reads.
     wrap(s.store.blobs, 'get', 'blob reads');
     wrap(grepper, 'present', 'present');
     const t = nowMs();
@@ -300,7 +301,7 @@ export async function regexDiag(s: Services, patterns: readonly string[]): Promi
     const g = (k: string) => ms(f[k]?.ms ?? 0);
     rows.push([pattern, ms(wall), g('scan: candidate SQL + regex loop'), g('texts: fetch rows'), `${g('blob reads')} (${f['blob reads']?.calls ?? 0})`, g('present'), g('total')]);
   }
-  table(['pattern', 'tool wall', 'scan (SQL ids + regex)', 'texts SQL', 'blob reads (n)', 'present', 'rest of regex()'], rows);
+  table(['pattern', 'tool wall', 'scan (SQL ids + regex)', 'texts SQL', 'blob reads on main (n)', 'present', 'rest of regex()'], rows);
 }
 
 /** --diag: one full_text call per query, split into the scorer, the excerpts and the presentation. */

@@ -58,3 +58,21 @@ describe('excerpt tokenizer scanned by char code', () => {
     expect(compared).toBeGreaterThan(matched * 2);
   });
 });
+
+describe('excerpt tokenizer buffers', () => {
+  it('hold texts of thousands of tokens, and what tokenize returned stays as it was after later scans', () => {
+    const long = randomText(7, 12_000);
+    const short = randomText(8, 50);
+    const want = referenceTokens(long);
+    expect(want.length).toBeGreaterThan(2048); // past the buffers' first size, twice
+    const first = tokenize(long);
+    tokenize(short);
+    tokenize(randomText(9, 9_000));
+    expect(first.count).toBe(want.length);
+    expect(first.starts).toEqual(want.map((t) => t.start));
+    expect(first.ends).toEqual(want.map((t) => t.end));
+    want.forEach((t, i) => {
+      if (!first.is(i, t.folded, false)) expect.fail(`token ${i} ${JSON.stringify(long.slice(t.start, t.end))} no longer equals its folded form`);
+    });
+  });
+});

@@ -25,8 +25,8 @@ export interface Narrowing {
 export interface CandidateStatements {
   /** Every candidate's id, time and (large events) blob hash, newest first: a recency scan reads texts a batch at a time. */
   newestFirst: Statement;
-  /** The statements of a full pass, each row with its text (inline) or blob hash (large). */
-  allInOnePass: Statement[];
+  /** A full pass: the statements listing rows with their text (id, at, text), and the one listing large events (id, at, blob). */
+  allInOnePass: { texts: Statement[]; large?: Statement | undefined };
 }
 
 /**
@@ -45,10 +45,10 @@ export function messageCandidates(at: string, scope: Statement, narrowing: Narro
       sql: `SELECT id, at, blob FROM (SELECT e.id AS id, ${at} AS at, NULL AS blob FROM ${inlineFrom} WHERE ${inlineWhere} UNION ALL SELECT e.id AS id, ${at} AS at, e.blob AS blob FROM ${largeFrom} WHERE ${largeWhere}) ORDER BY at DESC, id DESC`,
       params: [...inlineParams, ...scope.params],
     },
-    allInOnePass: [
-      { sql: `SELECT e.id AS id, ${at} AS at, e.text AS text FROM ${inlineFrom} WHERE ${inlineWhere}`, params: inlineParams },
-      { sql: `SELECT e.id AS id, ${at} AS at, e.blob AS blob FROM ${largeFrom} WHERE ${largeWhere}`, params: scope.params },
-    ],
+    allInOnePass: {
+      texts: [{ sql: `SELECT e.id AS id, ${at} AS at, e.text AS text FROM ${inlineFrom} WHERE ${inlineWhere}`, params: inlineParams }],
+      large: { sql: `SELECT e.id AS id, ${at} AS at, e.blob AS blob FROM ${largeFrom} WHERE ${largeWhere}`, params: scope.params },
+    },
   };
 }
 
@@ -58,6 +58,6 @@ export function summaryCandidates(at: string, scope: Statement, narrowing: Narro
   const from = 'lcm_summaries x JOIN sessions s ON s.id = x.session_id';
   return {
     newestFirst: { sql: `SELECT x.n AS id, ${at} AS at FROM ${from} WHERE ${where} ORDER BY at DESC, id DESC`, params },
-    allInOnePass: [{ sql: `SELECT x.n AS id, ${at} AS at, x.content AS text FROM ${from} WHERE ${where}`, params }],
+    allInOnePass: { texts: [{ sql: `SELECT x.n AS id, ${at} AS at, x.content AS text FROM ${from} WHERE ${where}`, params }] },
   };
 }

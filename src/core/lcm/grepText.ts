@@ -79,7 +79,13 @@ export function regexSnippet(text: string, index: number, length: number): strin
   const flat = (s: string) => s.replace(/\s+/g, ' ');
   const match = text.slice(index, index + length);
   const shown = match.length > 200 ? `${match.slice(0, 200)}…` : match;
-  return `${start > 0 ? '…' : ''}${flat(text.slice(start, index))}[${flat(shown)}]${flat(text.slice(index + length, end))}${end < text.length ? '…' : ''}`;
+  const snippet = `${start > 0 ? '…' : ''}${flat(text.slice(start, index))}[${flat(shown)}]${flat(text.slice(index + length, end))}${end < text.length ? '…' : ''}`;
+  // V8 builds this as a tree of slices that point into the whole text, so every hit kept the
+  // text it came from alive until the search ended (tens of megabytes on a full scan, copied by
+  // each young-generation collection). Reading a character flattens the tree into a copy of its
+  // own characters and lets the text go.
+  snippet.charCodeAt(0);
+  return snippet;
 }
 
 /** The regex's first match in `text` and, when `counting`, how many matches it holds (up to MAX_COUNTED). */

@@ -17,8 +17,8 @@ const MARKS = /\p{M}/gu;
 /** A text's tokens: where each starts and ends, and whether it equals (or, as a prefix, begins with) a folded query word. */
 export interface Tokens {
   count: number;
-  starts: number[];
-  ends: number[];
+  starts: ArrayLike<number>;
+  ends: ArrayLike<number>;
   is(i: number, word: string, prefix: boolean): boolean;
 }
 
@@ -46,15 +46,24 @@ const CONTINUES = 2;
  * TOKEN's classes for the code points above ASCII met so far. Running a Unicode-property regex
  * over every text, and folding every token, cost most of an excerpt on texts with a single
  * non-ASCII character (half of real chat messages): texts are scanned by char code instead and
- * only the rare code point is classified by the regex, once.
+ * only the rare code point is classified by the regex, once. The Basic Multilingual Plane's
+ * classes sit in a table (class + 1, 0 for not met yet), the rest in a map.
  */
+const bmpClasses = new Uint8Array(0x10000);
 const classes = new Map<number, number>();
 
 function classOf(codePoint: number): number {
-  let c = classes.get(codePoint);
-  if (c === undefined) {
-    const ch = String.fromCodePoint(codePoint);
-    c = TOKEN_START.test(ch) ? STARTS : TOKEN_MARK.test(ch) ? CONTINUES : 0;
+  if (codePoint < 0x10000) {
+    const known = bmpClasses[codePoint] as number;
+    if (known) return known - 1;
+  } else {
+    const known = classes.get(codePoint);
+    if (known !== undefined) return known;
+  }
+  const ch = String.fromCodePoint(codePoint);
+  const c = TOKEN_START.test(ch) ? STARTS : TOKEN_MARK.test(ch) ? CONTINUES : 0;
+  if (codePoint < 0x10000) bmpClasses[codePoint] = c + 1;
+  else {
     if (classes.size >= 65536) classes.clear();
     classes.set(codePoint, c);
   }
@@ -62,17 +71,35 @@ function classOf(codePoint: number): number {
 }
 
 /**
- * The tokens TOKEN finds, scanned by char code. A token of ASCII characters is compared with a
- * query word in place, letter case folded by code; any other token is folded with foldToken
- * once, when first compared.
+ * Where the last scan put its tokens. An excerpt is built synchronously from one scan, so one set
+ * of buffers, grown as needed, serves every text: arrays pushed token by token, and the garbage
+ * they left, were a third of an excerpt's cost on long tool outputs.
  */
-export function tokenize(text: string): Tokens {
-  const starts: number[] = [];
-  const ends: number[] = [];
-  const plain: boolean[] = [];
+let scanStarts = new Int32Array(1024);
+let scanEnds = new Int32Array(1024);
+/** 1 for a token of ASCII characters only. */
+let scanPlain = new Uint8Array(1024);
+
+function grow(): void {
+  const n = scanStarts.length * 2;
+  const starts = new Int32Array(n);
+  const ends = new Int32Array(n);
+  const plain = new Uint8Array(n);
+  starts.set(scanStarts);
+  ends.set(scanEnds);
+  plain.set(scanPlain);
+  scanStarts = starts;
+  scanEnds = ends;
+  scanPlain = plain;
+}
+
+/** The tokens TOKEN finds, scanned by char code into the scan buffers; returns how many. */
+function scan(text: string): number {
+  let count = 0;
   let start = -1;
-  let ascii = true;
-  for (let i = 0; i < text.length; ) {
+  let ascii = 1;
+  const n = text.length;
+  for (let i = 0; i < n; ) {
     const c = text.charCodeAt(i);
     let cls: number;
     let width = 1;
@@ -87,21 +114,34 @@ export function tokenize(text: string): Tokens {
     if (start < 0) {
       if (cls === STARTS) {
         start = i;
-        ascii = c < 128;
+        ascii = c < 128 ? 1 : 0;
       }
     } else if (cls === 0) {
-      starts.push(start);
-      ends.push(i);
-      plain.push(ascii);
+      if (count === scanStarts.length) grow();
+      scanStarts[count] = start;
+      scanEnds[count] = i;
+      scanPlain[count] = ascii;
+      count++;
       start = -1;
-    } else if (c >= 128) ascii = false;
+    } else if (c >= 128) ascii = 0;
     i += width;
   }
   if (start >= 0) {
-    starts.push(start);
-    ends.push(text.length);
-    plain.push(ascii);
+    if (count === scanStarts.length) grow();
+    scanStarts[count] = start;
+    scanEnds[count] = n;
+    scanPlain[count] = ascii;
+    count++;
   }
+  return count;
+}
+
+/**
+ * `text`'s tokens as a scan found them. A token of ASCII characters is compared with a query
+ * word in place, letter case folded by code; any other token is folded with foldToken once,
+ * when first compared.
+ */
+function tokensOf(text: string, count: number, starts: ArrayLike<number>, ends: ArrayLike<number>, plain: ArrayLike<number>): Tokens {
   const folded: (string | undefined)[] = [];
   const is = (i: number, word: string, prefix: boolean) => {
     const s = starts[i] as number;
@@ -121,7 +161,13 @@ export function tokenize(text: string): Tokens {
     const f = (folded[i] ??= foldToken(text.slice(s, e)));
     return prefix ? f.startsWith(word) : f === word;
   };
-  return { count: starts.length, starts, ends, is };
+  return { count, starts, ends, is };
+}
+
+/** The tokens TOKEN finds, scanned by char code, in arrays of their own (the next scan leaves them alone). */
+export function tokenize(text: string): Tokens {
+  const n = scan(text);
+  return tokensOf(text, n, Array.from(scanStarts.subarray(0, n)), Array.from(scanEnds.subarray(0, n)), scanPlain.slice(0, n));
 }
 
 export interface SnippetPhrase {
@@ -262,7 +308,8 @@ function fragmentText(text: string, tokens: Tokens, f: Fragment, index: number, 
  * shorter as more are needed, until every phrase the text holds is shown.
  */
 export function snippetOf(text: string, phrases: readonly SnippetPhrase[], tokens: number, open = '[', close = ']', ellipsis = '…'): string {
-  const toks = tokenize(text);
+  // The scan buffers serve as they are: nothing else scans until this excerpt is built.
+  const toks = tokensOf(text, scan(text), scanStarts, scanEnds, scanPlain);
   const positions = phrasePositions(toks, phrases);
   const lengths = phrases.map((p) => p.tokens.length);
   let fragments: Fragment[] = [];

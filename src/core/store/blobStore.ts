@@ -125,6 +125,14 @@ export class BlobStore {
     return readIfThere(plain);
   }
 
+  /**
+   * Where a blob's compressed form would be kept (it may not exist), for a reader that decodes it
+   * on another thread; whatever that reader cannot read, it reads through `get`.
+   */
+  compressedPathOf(hash: string): string | undefined {
+    return isHash(hash) ? this.plainPath(hash) + COMPRESSED_SUFFIX : undefined;
+  }
+
   has(hash: string): boolean {
     return this.encodingOf(hash) !== undefined;
   }

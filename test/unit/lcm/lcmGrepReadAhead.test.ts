@@ -1,0 +1,117 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { brotliCompressSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BlobReader, ReadAhead } from '../../../src/core/lcm/blobReader';
+import { LcmGrep, type GrepRequest } from '../../../src/core/lcm/lcmGrep';
+import type { Services } from '../../../src/core/services';
+import { COMPRESSED_SUFFIX } from '../../../src/core/store/blobStore';
+import { queryRows } from '../../../src/core/store/sqlite';
+import { tempHome } from '../helpers/tempStore';
+import { bruteForce, bruteRanked } from './grepReference';
+import { importedFixtures } from './lcmFixture';
+
+/**
+ * A full regex pass reads its blobs on a worker thread (ReadAhead) once there are enough of them.
+ * The fixtures hold too few to reach the threshold, so the reader's threshold is lowered here:
+ * every answer — which events match, their order, excerpts, counts and scan figures — must be
+ * the one the same search gives reading each blob on the main thread, and a scan of every text.
+ * Some blobs are kept plain (the worker cannot decode them) and one compressed file is damaged
+ * beside a good plain copy, so the fallback to the store's own read is taken too.
+ */
+
+let s: Services;
+beforeAll(async () => {
+  s = await importedFixtures();
+  const hashes = queryRows(s.store.db, 'SELECT DISTINCT blob FROM events WHERE blob IS NOT NULL ORDER BY blob').map((r) => String(r.blob));
+  expect(hashes.length).toBeGreaterThan(3);
+  hashes.forEach((h, i) => {
+    const packed = s.store.blobs.pathOf(h);
+    expect(packed.endsWith(COMPRESSED_SUFFIX)).toBe(true);
+    const bytes = s.store.blobs.get(h)!;
+    if (i % 3 === 1) {
+      fs.writeFileSync(packed.slice(0, -COMPRESSED_SUFFIX.length), bytes);
+      fs.rmSync(packed);
+    } else if (i === 2) {
+      fs.writeFileSync(packed.slice(0, -COMPRESSED_SUFFIX.length), bytes);
+      fs.writeFileSync(packed, Buffer.from('not brotli at all'));
+    }
+  });
+});
+afterAll(() => s.store.close());
+
+const ALL = { all: true as const, how: 'all conversations' };
+
+describe('lcm_grep reading blobs on a worker thread', () => {
+  it('gives the same answers as reading them on the main thread, and as a scan of every text', () => {
+    const onWorker = new LcmGrep(s.store, { readAheadMin: 1 });
+    const onMain = new LcmGrep(s.store, { readAheadMin: Infinity });
+    // The first regex call summarises every blob it reads into the shared filter file, and later
+    // calls skip the blobs those filters rule out: both start from the same filters.
+    const warm: GrepRequest = { pattern: '[a-z]', mode: 'regex', scope: 'messages', limit: 1, sort: 'relevance' };
+    onWorker.grep(warm, ALL);
+    onMain.grep(warm, ALL);
+    const started = vi.spyOn(ReadAhead, 'start');
+    const cases: [string, RegExp][] = [
+      ['ntriesCoun', /ntriesCoun/],
+      ['/"UNPROCESSEDENTRIESCOUNT": [0-9]/i', /"UNPROCESSEDENTRIESCOUNT": [0-9]/i],
+      ['"[a-z]+Count": [0-9]+', /"[a-z]+Count": [0-9]+/],
+      ['[0-9]{4}-[0-9]{2}-[0-9]{2}', /[0-9]{4}-[0-9]{2}-[0-9]{2}/],
+      ['function', /function/],
+      ['/import/i', /import/i],
+    ];
+    try {
+      for (const [pattern, re] of cases) {
+        for (const sort of ['relevance', 'hybrid'] as const) {
+          const req: GrepRequest = { pattern, mode: 'regex', scope: 'messages', limit: 200, sort };
+          const ours = onWorker.grep(req, ALL);
+          expect(ours, `${pattern} ${sort}`).toEqual(onMain.grep(req, ALL));
+          if (!('matches' in ours)) throw new Error(`${pattern} was refused`);
+          if (sort === 'relevance') expect(ours.matches.map((m) => m.id), pattern).toEqual(bruteRanked(s, re, 'messages').slice(0, 200));
+          const expected = bruteForce(s, re, 'messages');
+          if (expected.size <= 200) expect(new Set(ours.matches.map((m) => m.id)), pattern).toEqual(expected);
+        }
+      }
+      // The worker really read them: every full pass over blobs started one.
+      const readers = started.mock.results.map((r) => r.value as unknown);
+      expect(readers.length).toBeGreaterThan(0);
+      expect(readers.every((r) => r instanceof ReadAhead)).toBe(true);
+    } finally {
+      started.mockRestore();
+    }
+  });
+});
+
+describe('BlobReader', () => {
+  it('hands over each file decoded, in order, null for what it cannot read, however far ahead it may read', () => {
+    const dir = tempHome('blob-reader');
+    try {
+      const texts = Array.from({ length: 40 }, (_, i) => `blob ${i} `.repeat(200 + i * 37));
+      const files = texts.map((t, i) => {
+        const file = path.join(dir, `f${i}.br`);
+        if (i === 7) fs.writeFileSync(file, 'damaged');
+        else if (i !== 11) fs.writeFileSync(file, brotliCompressSync(Buffer.from(t)));
+        return file; // f11 is missing
+      });
+      for (const ahead of [1, 10_000, 1 << 24]) {
+        const reader = BlobReader.start(files, ahead)!;
+        try {
+          texts.forEach((t, i) => {
+            const got = reader.next();
+            if (i === 7 || i === 11) expect(got, `file ${i}`).toBeNull();
+            else expect(got?.toString('utf8'), `file ${i}, ahead ${ahead}`).toBe(t);
+          });
+          expect(() => reader.next()).toThrow(/past the end/);
+        } finally {
+          reader.close();
+        }
+      }
+      // Stopped halfway: nothing hangs, and a new reader starts afresh.
+      const early = BlobReader.start(files, 1)!;
+      expect(early.next()?.toString('utf8')).toBe(texts[0]);
+      early.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
