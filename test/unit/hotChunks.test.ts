@@ -3,10 +3,10 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ChunkReader, type ChunkJob } from '../../src/core/store/chunkReader';
 import { HOT_CHUNKS_FILE, readHotChunks } from '../../src/core/store/hotChunks';
-import { encodePagedSync, PagedFrame } from '../../src/core/store/pagedFrame';
-import { readSnapshot } from '../../src/core/store/snapshot';
+import { PagedFrame } from '../../src/core/store/pagedFrame';
 import { queryRows, queryScalar } from '../../src/core/store/sqlite';
-import { openTemp, tempHome } from './helpers/tempStore';
+import { openTemp } from './helpers/tempStore';
+import { pagedStore as pagedStoreOf } from './helpers/pagedStore';
 
 /**
  * Cold open (issue 2): the read-ahead starts with the chunks the last process's first queries
@@ -15,19 +15,8 @@ import { openTemp, tempHome } from './helpers/tempStore';
 
 const CHUNK = 4096;
 
-async function pagedStore(notes = 150, chunkBytes = CHUNK): Promise<{ home: string; file: string; rows: Record<string, unknown>[]; chunks: number }> {
-  const home = tempHome('hot');
-  const s = await openTemp(home);
-  for (let i = 0; i < notes; i++) await s.memory.remember({ statement: `hot chunk note ${i}: ${'a first query reads these pages before the others '.repeat(4)}` }, 'test');
-  s.store.checkpoint();
-  const rows = queryRows(s.store.db, 'SELECT * FROM notes ORDER BY rowid');
-  s.store.close();
-  const file = path.join(home, 'store.sqlite');
-  const database = readSnapshot(file);
-  if (!database) throw new Error('no snapshot written');
-  fs.writeFileSync(file, Buffer.concat(encodePagedSync(database, chunkBytes)));
-  fs.rmSync(path.join(home, HOT_CHUNKS_FILE), { force: true });
-  return { home, file, rows, chunks: Math.ceil(database.length / chunkBytes) };
+function pagedStore(notes = 150, chunkBytes = CHUNK): ReturnType<typeof pagedStoreOf> {
+  return pagedStoreOf('hot', notes, chunkBytes);
 }
 
 /** The chunk order the next open's worker is given. */
@@ -144,15 +133,16 @@ describe('hot chunks first', () => {
       delivered.set(r.index, (delivered.get(r.index) ?? 0) + 1);
     });
     if (!reader) throw new Error('no worker');
-    // Let the worker get some way in, then ask for every chunk in its own order: the first are
-    // finished, one is likely in progress (waited for), the rest are claimed here and skipped there.
+    // Let the worker get some way in, then ask for every chunk from the far end: those it has not
+    // reached are claimed here and skipped there, one it is on is waited for, the first are finished.
+    // (Asked in its own order, this thread could trail it chunk by chunk and never claim one.)
     const until = performance.now() + 10_000;
     while (delivered.size === 0 && performance.now() < until) {
       reader.drain();
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 0.2);
     }
     const claimedHere: number[] = [];
-    for (let i = 0; i < chunks; i++) if (!reader.takeOrClaim(i, () => delivered.has(i))) claimedHere.push(i);
+    for (let i = chunks - 1; i >= 0; i--) if (!reader.takeOrClaim(i, () => delivered.has(i))) claimedHere.push(i);
     await reader.finished;
     frame.close();
     expect([...delivered.values()].every((n) => n === 1)).toBe(true);

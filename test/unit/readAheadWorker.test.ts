@@ -1,28 +1,16 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { openServices } from '../../src/core/services';
 import { ChunkReader } from '../../src/core/store/chunkReader';
 import type { DatabaseFile } from '../../src/core/store/databaseFile';
-import { encodePagedSync } from '../../src/core/store/pagedFrame';
-import { readSnapshot } from '../../src/core/store/snapshot';
 import { queryRows, queryScalar } from '../../src/core/store/sqlite';
-import { openTemp, tempHome, WASM_PATH } from './helpers/tempStore';
+import { openTemp, WASM_PATH } from './helpers/tempStore';
+import { pagedStore as pagedStoreOf } from './helpers/pagedStore';
 
 /** Remember latency (issue 2): the snapshot's read-ahead runs in a worker, so a busy main thread does not stall it. */
 
-async function pagedStore(notes: number, chunkBytes: number): Promise<{ home: string; rows: Record<string, unknown>[]; chunks: number }> {
-  const home = tempHome('readahead');
-  const s = await openTemp(home);
-  for (let i = 0; i < notes; i++) await s.memory.remember({ statement: `read-ahead note ${i}: ${'decompressed while the main thread is busy '.repeat(5)}` }, 'test');
-  s.store.checkpoint();
-  const rows = queryRows(s.store.db, 'SELECT * FROM notes ORDER BY rowid');
-  s.store.close();
-  const file = path.join(home, 'store.sqlite');
-  const database = readSnapshot(file);
-  if (!database) throw new Error('no snapshot written');
-  fs.writeFileSync(file, Buffer.concat(encodePagedSync(database, chunkBytes)));
-  return { home, rows, chunks: Math.ceil(database.length / chunkBytes) };
+function pagedStore(notes: number, chunkBytes: number): ReturnType<typeof pagedStoreOf> {
+  return pagedStoreOf('readahead', notes, chunkBytes);
 }
 
 /** Blocks this thread without ever returning to the event loop, as a long synchronous job does. */

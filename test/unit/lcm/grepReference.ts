@@ -40,6 +40,19 @@ export function bruteRanked(s: Services, pattern: RegExp, what: 'messages' | 'su
     .map((r) => r.id);
 }
 
+/**
+ * lcm_grep patterns (as a caller writes them) with the JavaScript regex a brute-force scan uses:
+ * literals inside words, an /i literal, classes with and without a literal, and one common word,
+ * so both the blob filters and the checks on raw bytes are reached.
+ */
+export const BLOB_PATTERN_CASES: readonly [string, RegExp][] = [
+  ['ntriesCoun', /ntriesCoun/],
+  ['/"UNPROCESSEDENTRIESCOUNT": [0-9]/i', /"UNPROCESSEDENTRIESCOUNT": [0-9]/i],
+  ['"[a-z]+Count": [0-9]+', /"[a-z]+Count": [0-9]+/],
+  ['[0-9]{4}-[0-9]{2}-[0-9]{2}', /[0-9]{4}-[0-9]{2}-[0-9]{2}/],
+  ['function', /function/],
+];
+
 /** A compiled pattern for a test, failing loudly on a pattern that does not compile. */
 export function compiled(p: string): CompiledPattern {
   const c = compilePattern(p);

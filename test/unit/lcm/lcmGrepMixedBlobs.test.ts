@@ -6,7 +6,7 @@ import { COMPRESSED_SUFFIX } from '../../../src/core/store/blobStore';
 import { queryRows } from '../../../src/core/store/sqlite';
 import { invokeTool } from '../../../src/core/tools/invoke';
 import { findTool } from '../../../src/core/tools/registry';
-import { bruteForce, bruteRanked } from './grepReference';
+import { BLOB_PATTERN_CASES, bruteForce, bruteRanked } from './grepReference';
 import { importedFixtures } from './lcmFixture';
 
 /**
@@ -66,13 +66,7 @@ describe('lcm_grep over compressed and old plain blobs in one store', () => {
   });
 
   it('finds exactly the matches of a scan of every text, in every order', async () => {
-    const cases: [string, RegExp][] = [
-      ['ntriesCoun', /ntriesCoun/],
-      ['/"UNPROCESSEDENTRIESCOUNT": [0-9]/i', /"UNPROCESSEDENTRIESCOUNT": [0-9]/i],
-      ['"[a-z]+Count": [0-9]+', /"[a-z]+Count": [0-9]+/],
-      ['[0-9]{4}-[0-9]{2}-[0-9]{2}', /[0-9]{4}-[0-9]{2}-[0-9]{2}/],
-      ['function', /function/],
-    ];
+    const cases = BLOB_PATTERN_CASES;
     const reached = new Set<string>();
     for (const [pattern, re] of cases) {
       const expected = bruteForce(s, re, 'messages');

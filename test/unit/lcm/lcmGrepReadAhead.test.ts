@@ -8,7 +8,7 @@ import type { Services } from '../../../src/core/services';
 import { COMPRESSED_SUFFIX } from '../../../src/core/store/blobStore';
 import { queryRows } from '../../../src/core/store/sqlite';
 import { tempHome } from '../helpers/tempStore';
-import { bruteForce, bruteRanked } from './grepReference';
+import { BLOB_PATTERN_CASES, bruteForce, bruteRanked } from './grepReference';
 import { importedFixtures } from './lcmFixture';
 
 /**
@@ -52,14 +52,7 @@ describe('lcm_grep reading blobs on a worker thread', () => {
     onWorker.grep(warm, ALL);
     onMain.grep(warm, ALL);
     const started = vi.spyOn(ReadAhead, 'start');
-    const cases: [string, RegExp][] = [
-      ['ntriesCoun', /ntriesCoun/],
-      ['/"UNPROCESSEDENTRIESCOUNT": [0-9]/i', /"UNPROCESSEDENTRIESCOUNT": [0-9]/i],
-      ['"[a-z]+Count": [0-9]+', /"[a-z]+Count": [0-9]+/],
-      ['[0-9]{4}-[0-9]{2}-[0-9]{2}', /[0-9]{4}-[0-9]{2}-[0-9]{2}/],
-      ['function', /function/],
-      ['/import/i', /import/i],
-    ];
+    const cases: [string, RegExp][] = [...BLOB_PATTERN_CASES, ['/import/i', /import/i]];
     try {
       for (const [pattern, re] of cases) {
         for (const sort of ['relevance', 'hybrid'] as const) {
