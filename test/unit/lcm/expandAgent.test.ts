@@ -80,7 +80,9 @@ describe('lcm_expand_query sub-agent (scripted model)', () => {
     countTokens('warm the tokenizer');
     const started = Date.now();
     const r = await expandQuery(s, { prompt: 'How was lmstudio wired in?', query: 'lmstudio', conversationId: deep.conversationId });
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // The model never answers: only the 0.4 s limit ends this call. The bound leaves room for the
+    // excerpt answer on a loaded 2-core machine (3 s failed once at load 4+), far below a hang.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(model.calls[0]!.signal.aborted).toBe(true);
     expect(s.lcm.grants.live).toBe(0);
     expect(r).toMatchObject({ ok: true, truncated: true, synthesizedBy: null, truncatedBecause: [expect.stringContaining('stopped at the 0.4 s time limit')] });
