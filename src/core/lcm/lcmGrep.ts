@@ -3,7 +3,7 @@ import { refuse, type Refusal } from '../refusal';
 import { excerptsOf, searchFts, type HitRow } from '../search/ftsSearch';
 import { sortValue, topK, type SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
-import { Conditions, queryRows, type SqlValue } from '../store/sqlite';
+import { Conditions, queryArrays, queryRows, type SqlValue } from '../store/sqlite';
 import { ReadAhead } from './blobReader';
 import { BlobGrams, gramKeys, mayHold } from './blobGrams';
 import { presentHits, type Hit, type Source } from './grepMatches';
@@ -272,7 +272,7 @@ export class LcmGrep {
    * on the second core (ReadAhead) while this thread scans the inline rows.
    */
   private *allInOnePass(statements: CandidateStatements['allInOnePass'], stats: ScanStats, holds: LiteralCheck | undefined, memo: BlobMemo): Generator<Candidate> {
-    const large = statements.large ? queryArrays(this.store.db, statements.large) : [];
+    const large = statements.large ? queryArrays(this.store.db, statements.large.sql, statements.large.params) : [];
     const ahead = this.readAhead(large, memo);
     try {
       for (const { sql, params } of statements.texts) {
@@ -389,19 +389,6 @@ export class LcmGrep {
 function bodyOf(row: HitRow | undefined): string {
   const body = row?.body;
   return body === null || body === undefined ? '' : String(body);
-}
-
-/** Every row of a statement as an array of its columns: an object per row costs more than the row. */
-function queryArrays(db: Store['db'], { sql, params }: Statement): SqlValue[][] {
-  const out: SqlValue[][] = [];
-  const stmt = db.prepare(sql);
-  try {
-    stmt.bind(params);
-    while (stmt.step()) out.push(stmt.get());
-  } finally {
-    stmt.free();
-  }
-  return out;
 }
 
 function sources(scope: GrepScope): Source[] {

@@ -30,6 +30,19 @@ export function queryRows(db: Database, sql: string, params: SqlValue[] = []): R
   }
 }
 
+/** `queryRows` with each row as an array of its columns, for large results: an object per row costs more than the row. */
+export function queryArrays(db: Database, sql: string, params: SqlValue[] = []): SqlValue[][] {
+  const stmt = db.prepare(sql);
+  try {
+    stmt.bind(params);
+    const rows: SqlValue[][] = [];
+    while (stmt.step()) rows.push(stmt.get());
+    return rows;
+  } finally {
+    stmt.free();
+  }
+}
+
 /** The first column of the first row, or undefined when there is none. */
 export function queryScalar(db: Database, sql: string, params: SqlValue[] = []): SqlValue | undefined {
   const stmt = db.prepare(sql);
