@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { openServices } from '../src/core/services';
-import { loadSqlJs } from '../src/core/store/sqlite';
+import { loadSqlJs, setWasmCompilation } from '../src/core/store/sqlite';
 import { countTokens, warmTokenizer } from '../src/core/text/tokens';
 import { parseSections, type BenchContext } from './context';
 import { runContextSection } from './contextBench';
@@ -29,7 +29,7 @@ import { heading, ms, nowMs, result } from './stats';
  * temp folder; --diag prints diagnosis tables: for sections 1–3 instead of the figures
  * (search_text and searchFts step by step, alternative SQL shapes, remember's CPU path;
  * with --reuse <dir> [--remember-only]), for sections 4–6 beside them.
- * Children: --child open|open-diag|open-tokens|compact|read|tokens|wasm|import|native-import <path> (fresh-process measurements).
+ * Children: --child open|open-server|open-once|open-diag|open-tokens|compact|read|tokens|wasm|import|native-import <path> (fresh-process measurements).
  */
 
 const WASM = path.join(__dirname, 'sql-wasm.wasm');
@@ -48,7 +48,9 @@ async function child(): Promise<void> {
     console.log(JSON.stringify({ readMs: nowMs() - t0, bytes: bytes.length }));
     return;
   }
-  if (mode === 'open') {
+  if (mode === 'open' || mode === 'open-server' || mode === 'open-once') {
+    // open: the extension host (V8's defaults); open-server: `recollect mcp`; open-once: `recollect tool`.
+    if (mode !== 'open') setWasmCompilation(mode === 'open-once' ? 'one-shot' : 'server');
     const t0 = nowMs();
     const s = await openServices({ home: target as string, wasmPath: WASM });
     const t1 = nowMs();
@@ -80,6 +82,7 @@ async function child(): Promise<void> {
   if (mode === 'open-tokens') {
     // As `recollect mcp` starts: the store opens while the tokenizer warms up (mcpServer.ts); a
     // first tool call that counts tokens (get_context) can answer once both are done.
+    setWasmCompilation('server');
     const t0 = nowMs();
     const opening = openServices({ home: target as string, wasmPath: WASM });
     warmTokenizer();

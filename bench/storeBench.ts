@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import { openServices, type Services } from '../src/core/services';
 import type { RememberInput } from '../src/core/memory/memoryService';
+import { HOT_CHUNKS_FILE } from '../src/core/store/hotChunks';
 import { readSnapshot } from '../src/core/store/snapshot';
 import { Rng } from './rng';
 import { median, nowMs, percentile } from './stats';
@@ -124,13 +125,18 @@ export function snapshotSize(home: string): number {
   return fs.statSync(path.join(home, 'store.sqlite')).size;
 }
 
-export interface ColdOpen {
+/** One kind of process's cold opens: openServices, the first search_text, both, and the chunks that query decompressed on the main thread. */
+export interface ColdOpenRuns {
   open: number[];
   firstQuery: number[];
+  openPlusQuery: number[];
+  syncQuery: number[];
+}
+
+export interface ColdOpen extends ColdOpenRuns {
   secondQuery: number[];
   tokenizerInit: number[];
   wasm: number[];
-  openPlusQuery: number[];
   read: number[];
   /** Reading a file the size of the database itself (the snapshot is compressed at rest). */
   readPlain: number[];
@@ -143,22 +149,30 @@ export interface ColdOpen {
   /** Snapshot chunks decompressed by then (version 3 snapshots are read on demand), and their size. */
   chunksOpen: number[];
   chunksQuery: number[];
-  /** Of those, the chunks the first query decompressed itself on the main thread (the rest the read-ahead worker had ready, or was on). */
-  syncQuery: number[];
   chunkBytes: number;
+  /** The same open as `recollect mcp` (one optimizing recompile thread) and `recollect tool` (baseline compiler only): sqlite.ts setWasmCompilation. */
+  server: ColdOpenRuns;
+  once: ColdOpenRuns;
 }
+
+const noRuns = (): ColdOpenRuns => ({ open: [], firstQuery: [], openPlusQuery: [], syncQuery: [] });
 
 /**
  * Cold open in fresh processes: `node dist/bench.js --child open <home>` times openServices to
  * the end of a first search; `--child read <file>` times fs.readFileSync of the snapshot.
- * Both run on a warm page cache (it cannot be dropped here without root). Each run searches for
- * another word than the run before: the open's read-ahead starts with the chunks the previous
- * process's first query asked for (hotChunks.ts), and a user's next first query is another one.
- * One unmeasured open before the runs plays the process that used the store last.
+ * Both run on a warm page cache (it cannot be dropped here without root). The open's read-ahead
+ * starts with the chunks the previous process's first queries asked for (hotChunks.ts), and a
+ * user's next first query is another one: one unmeasured open, searching a word no measured run
+ * searches, plays the process that used the store last, and its hint is put back before every
+ * measured open, so no run is helped by the rows an earlier run searched. Each run opens twice
+ * with the same word, as a long-lived process and as a one-shot one.
  */
 export function coldOpenBench(benchScript: string, home: string, queries: readonly string[], runs: number): ColdOpen {
-  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [], mcpReady: [], rssOpen: [], rssQuery: [], chunksOpen: [], chunksQuery: [], syncQuery: [], chunkBytes: 0 };
-  const queryOf = (i: number) => queries[i % Math.max(1, queries.length)] ?? 'error';
+  const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [], mcpReady: [], rssOpen: [], rssQuery: [], chunksOpen: [], chunksQuery: [], syncQuery: [], chunkBytes: 0, server: noRuns(), once: noRuns() };
+  const warmUpQuery = queries[queries.length - 1] ?? 'error';
+  const measured = queries.length > 1 ? queries.slice(0, -1) : queries;
+  const queryOf = (i: number) => measured[i % Math.max(1, measured.length)] ?? 'error';
+  const hintFile = path.join(home, HOT_CHUNKS_FILE);
   const plain = path.join(path.dirname(home), `${path.basename(home)}-database.plain`);
   fs.writeFileSync(plain, readSnapshot(path.join(home, 'store.sqlite')) ?? new Uint8Array());
   const child = (args: string[]) => {
@@ -171,8 +185,11 @@ export function coldOpenBench(benchScript: string, home: string, queries: readon
     const get = (k: string) => data[k] ?? NaN;
     return { rssOpen: get('rssOpen'), rssQuery: get('rssQuery'), chunksOpen: get('chunksOpen'), chunksQuery: get('chunksQuery'), syncQuery: get('syncQuery'), chunkBytes: get('chunkBytes'), readMs: get('readMs'), openMs: get('openMs'), queryMs: get('queryMs'), secondQueryMs: get('secondQueryMs'), tokenizerInitMs: get('tokenizerInitMs'), wasmMs: get('wasmMs'), readyMs: get('readyMs'), wall };
   };
-  child(['open', home, queryOf(runs)]);
+  child(['open', home, warmUpQuery]);
+  const hint = fs.existsSync(hintFile) ? fs.readFileSync(hintFile) : undefined;
+  const restoreHint = () => (hint ? fs.writeFileSync(hintFile, hint) : fs.rmSync(hintFile, { force: true }));
   for (let i = 0; i < runs; i++) {
+    restoreHint();
     const read = child(['read', path.join(home, 'store.sqlite')]);
     out.read.push(read.readMs);
     out.readPlain.push(child(['read', plain]).readMs);
@@ -188,6 +205,14 @@ export function coldOpenBench(benchScript: string, home: string, queries: readon
     out.chunksQuery.push(open.chunksQuery);
     out.syncQuery.push(open.syncQuery);
     out.chunkBytes = open.chunkBytes;
+    for (const [kind, runs] of [['open-server', out.server], ['open-once', out.once]] as const) {
+      restoreHint();
+      const r = child([kind, home, queryOf(i)]);
+      runs.open.push(r.openMs);
+      runs.firstQuery.push(r.queryMs);
+      runs.openPlusQuery.push(r.openMs + r.queryMs);
+      runs.syncQuery.push(r.syncQuery);
+    }
     out.tokenizerInit.push(child(['tokens']).tokenizerInitMs);
     out.wasm.push(child(['wasm']).wasmMs);
     out.mcpReady.push(child(['open-tokens', home]).readyMs);

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { isRefusal } from '../core/refusal';
 import { openServices, type Services } from '../core/services';
 import { resolveStoreHome } from '../core/store/home';
+import { setWasmCompilation } from '../core/store/sqlite';
 import { invokeTool } from '../core/tools/invoke';
 import { languageModelToolsManifest } from '../core/tools/jsonSchema';
 import { findTool, TOOLS } from '../core/tools/registry';
@@ -36,6 +37,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'tool':
+      setWasmCompilation('one-shot');
       return withServices((s) => runTool(s, rest[0], rest[1]));
     case 'import':
       if (!rest.length) {
@@ -75,6 +77,7 @@ async function main(argv: string[]): Promise<number> {
     case 'mcp': {
       const name = option(rest, '--name');
       if (name === null) return usage('recollect mcp [--name <name>]');
+      setWasmCompilation('server');
       // Served while the store opens: a client's handshake never waits for a large store.
       const opening = openCliServices();
       opening.catch(() => undefined); // a failed open is reported to each tool call, not as a crash
@@ -89,6 +92,7 @@ async function main(argv: string[]): Promise<number> {
       const portText = option(rest, '--port');
       const port = portText === undefined ? DEFAULT_PORT : Number(portText);
       if (portText === null || !Number.isInteger(port) || port < 0 || port > 65535) return usage('recollect serve [--port <0-65535>]');
+      setWasmCompilation('server');
       return withServices((s) => serveHttp(s, port));
     }
     case undefined:

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as v8 from 'node:v8';
 import initSqlJs, { type Database, type SqlJsStatic, type SqlValue } from 'sql.js';
 
 export type { Database, SqlValue, Statement, BindParams } from 'sql.js';
@@ -15,6 +16,27 @@ export function loadSqlJs(wasmPath: string): Promise<SqlJsStatic> {
     loaded.set(wasmPath, p);
   }
   return p;
+}
+
+/**
+ * How V8 compiles sql.js's wasm, set by a process that owns its V8 (the CLI) before the store
+ * opens. V8 compiles wasm with its baseline compiler (Liftoff) and recompiles hot functions with
+ * its optimizing one (TurboFan) on background threads, by default on every thread V8 has.
+ * SQLite's hot functions are large: on a 2-core machine those recompiles take the cores the first
+ * query and the snapshot read-ahead worker need. Measured on the 200 MB bench store (open + first
+ * search_text, fresh processes): ~190–230 ms by default, ~140 ms with one recompile thread, ~115–
+ * 160 ms with the baseline compiler only.
+ * - 'one-shot' (answers one call and exits: `recollect tool`): no optimizing recompiles at all;
+ *   the process exits before they would pay back, and steady-state queries would run ~1.5×
+ *   slower, which a one-shot process never reaches.
+ * - 'server' (long-lived: `recollect mcp`, `recollect serve`): recompiles on one thread, so the
+ *   optimized code still arrives, a little later.
+ * The extension host is VS Code's process, shared with other extensions: it keeps V8's defaults.
+ * Flags are process-wide and fixed for a module once it is compiled, hence before the load.
+ */
+export function setWasmCompilation(kind: 'one-shot' | 'server'): void {
+  if (loaded.size) throw new Error('setWasmCompilation must run before sql.js is loaded');
+  v8.setFlagsFromString(kind === 'one-shot' ? '--liftoff-only' : '--wasm-num-compilation-tasks=1');
 }
 
 /** Runs a query and returns its rows as objects; statements are never cached because sql.js export() frees them. */
