@@ -14,55 +14,111 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
  * answer is the blob store's own.
  */
 
-/** The worker's program: plain CommonJS in a string, so neither the bundler nor the test runner needs a second entry point. */
+/**
+ * The worker's program: plain CommonJS in a string, so neither the bundler nor the test runner
+ * needs a second entry point. It serves one list at a time, each with its own port and state,
+ * and waits for the next between them (see IdleWorker).
+ */
 const WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads');
+const { parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
 const { brotliDecompressSync } = require('node:zlib');
-const { files, shared, port, aheadBytes } = workerData;
 // [0] stop flag, [1] results posted, [2] bytes posted, [3] bytes taken by the main thread, [4] ended
-const state = new Int32Array(shared);
-let batch = [];
-let transfer = [];
-let batchBytes = 0;
-const flush = () => {
-  if (!batch.length) return;
-  port.postMessage(batch, transfer);
-  Atomics.add(state, 1, batch.length);
-  Atomics.add(state, 2, batchBytes);
-  Atomics.notify(state, 1);
-  batch = [];
-  transfer = [];
-  batchBytes = 0;
-};
-try {
-for (let i = 0; i < files.length; i++) {
-  if (Atomics.load(state, 0) !== 0) break;
-  // Never more than aheadBytes decoded and not yet taken: a scan of every blob would otherwise queue them all.
-  while (Atomics.load(state, 2) - Atomics.load(state, 3) > aheadBytes && Atomics.load(state, 0) === 0) {
-    flush();
-    Atomics.wait(state, 3, Atomics.load(state, 3), 50);
-  }
-  let bytes = null;
+function serve({ files, shared, port, aheadBytes }) {
+  const state = new Int32Array(shared);
+  let batch = [];
+  let transfer = [];
+  let batchBytes = 0;
+  const flush = () => {
+    if (!batch.length) return;
+    port.postMessage(batch, transfer);
+    Atomics.add(state, 1, batch.length);
+    Atomics.add(state, 2, batchBytes);
+    Atomics.notify(state, 1);
+    batch = [];
+    transfer = [];
+    batchBytes = 0;
+  };
   try {
-    const out = brotliDecompressSync(fs.readFileSync(files[i]));
-    bytes = out.byteOffset === 0 && out.buffer.byteLength === out.length ? out.buffer : out.buffer.slice(out.byteOffset, out.byteOffset + out.length);
-  } catch {
-    bytes = null;
+    for (let i = 0; i < files.length; i++) {
+      if (Atomics.load(state, 0) !== 0) break;
+      // Never more than aheadBytes decoded and not yet taken: a scan of every blob would otherwise queue them all.
+      while (Atomics.load(state, 2) - Atomics.load(state, 3) > aheadBytes && Atomics.load(state, 0) === 0) {
+        flush();
+        Atomics.wait(state, 3, Atomics.load(state, 3), 50);
+      }
+      let bytes = null;
+      try {
+        const out = brotliDecompressSync(fs.readFileSync(files[i]));
+        bytes = out.byteOffset === 0 && out.buffer.byteLength === out.length ? out.buffer : out.buffer.slice(out.byteOffset, out.byteOffset + out.length);
+      } catch {
+        bytes = null;
+      }
+      batch.push(bytes);
+      if (bytes) {
+        transfer.push(bytes);
+        batchBytes += bytes.byteLength;
+      }
+      if (batch.length >= 32 || batchBytes >= 1 << 20) flush();
+    }
+    flush();
+  } finally {
+    Atomics.store(state, 4, 1);
+    Atomics.notify(state, 1);
+    port.close();
   }
-  batch.push(bytes);
-  if (bytes) {
-    transfer.push(bytes);
-    batchBytes += bytes.byteLength;
-  }
-  if (batch.length >= 32 || batchBytes >= 1 << 20) flush();
 }
-flush();
-} finally {
-  Atomics.store(state, 4, 1);
-  Atomics.notify(state, 1);
-}
+parentPort.on('message', serve);
 `;
+
+/**
+ * One worker kept between scans. Starting a worker costs ~25–30 ms before it reads its first
+ * blob, and a full pass ends waiting for the worker, so every call paid it (measured on the
+ * 1 GB bench). Idle, it waits for a message and costs no CPU; it is unref'd, so it never keeps
+ * the process alive, and ended after IDLE_MS unused.
+ */
+class IdleWorker {
+  private static idle: { worker: Worker; timer: NodeJS.Timeout } | undefined;
+  private static readonly ended = new WeakSet<Worker>();
+
+  /** The idle worker, or a new one. */
+  static take(): Worker {
+    const kept = IdleWorker.idle;
+    IdleWorker.idle = undefined;
+    if (kept) {
+      clearTimeout(kept.timer);
+      return kept.worker;
+    }
+    const worker = new Worker(WORKER_SOURCE, { eval: true });
+    worker.unref();
+    // An error ends it (the scan then reads the rest itself, see `next`): only kept from being thrown, and never kept idle.
+    worker.on('error', () => undefined);
+    worker.once('exit', () => {
+      IdleWorker.ended.add(worker);
+      if (IdleWorker.idle?.worker !== worker) return;
+      clearTimeout(IdleWorker.idle.timer);
+      IdleWorker.idle = undefined;
+    });
+    return worker;
+  }
+
+  /** Back to idle once a scan is done with it; one is kept, a second (two scans at once) is ended. */
+  static give(worker: Worker, healthy: boolean): void {
+    if (!healthy || IdleWorker.idle || IdleWorker.ended.has(worker)) {
+      void worker.terminate();
+      return;
+    }
+    const timer = setTimeout(() => {
+      if (IdleWorker.idle?.worker === worker) IdleWorker.idle = undefined;
+      void worker.terminate();
+    }, IDLE_MS);
+    timer.unref();
+    IdleWorker.idle = { worker, timer };
+  }
+}
+
+/** How long an idle worker is kept for the next scan. */
+const IDLE_MS = 60_000;
 
 /** How far ahead (decoded bytes not yet taken) the worker may read. */
 const AHEAD_BYTES = 16 * 1024 * 1024;
@@ -79,17 +135,17 @@ export class BlobReader {
   private at = 0;
   private taken = 0;
   private failed = false;
+  private stalled = false;
+  private closed = false;
   private stalledSince: number | undefined;
 
   private constructor(private readonly files: readonly string[], aheadBytes: number) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { files, shared: this.state.buffer, port: port2, aheadBytes }, transferList: [port2] });
+    this.worker = IdleWorker.take();
+    this.worker.postMessage({ files, shared: this.state.buffer, port: port2, aheadBytes }, [port2]);
     // A scan abandoned halfway never keeps the process alive.
-    this.worker.unref();
     this.port.unref();
-    // Its errors end it (state[4] or the stall limit tell the scan): only kept from being thrown.
-    this.worker.on('error', () => undefined);
   }
 
   /** A reader for these files (each a blob's compressed path), or undefined when no worker can start. */
@@ -126,6 +182,7 @@ export class BlobReader {
       const since = Date.now();
       if (Atomics.wait(this.state, 1, posted, WAIT_MS) === 'timed-out' && (this.stalledSince ??= since) < Date.now() - STALL_MS) {
         this.failed = true;
+        this.stalled = true;
         this.close();
         return null;
       }
@@ -140,12 +197,15 @@ export class BlobReader {
     return bytes ? Buffer.from(bytes) : null;
   }
 
-  /** Stops the worker (at its next file); what it had queued is dropped. */
+  /** Stops the worker's work on this list (at its next file) and lets it wait for the next; what it had queued is dropped. */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     Atomics.store(this.state, 0, 1);
     Atomics.notify(this.state, 3);
     this.port.close();
-    void this.worker.terminate();
+    // A worker that stalled may be stuck: never handed to the next scan.
+    IdleWorker.give(this.worker, !this.stalled);
   }
 }
 

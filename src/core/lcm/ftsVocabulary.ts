@@ -68,7 +68,12 @@ const MAX_CACHED_BYTES = 64 * 1024 * 1024;
  * terms are read from its leaves only the first time it is seen.
  */
 export class FtsVocabulary {
-  private segments = new Map<string, SegmentTerms>();
+  /**
+   * Per index: lcm_grep's default call (scope both) reads the messages' index and then the
+   * summaries', and one shared map let each drop the other's terms, so every call read the
+   * messages' vocabulary afresh (~400 ms of a 1 GB store's full regex pass).
+   */
+  private readonly tables = new Map<string, { segments: Map<string, SegmentTerms>; bytes: number }>();
 
   /**
    * The index terms of `table` that pass `test`, as a MATCH expression (each term a quoted
@@ -102,14 +107,18 @@ export class FtsVocabulary {
   /** Every segment's term list, reading only the segments not seen before; undefined when a node does not parse. */
   private termLists(db: Database, table: string): SegmentTerms[] | undefined {
     const rows = queryRows(db, `SELECT level, idx, start_block, leaves_end_block, end_block, root FROM ${table}_segdir`);
+    const cached = this.tables.get(table)?.segments;
     const next = new Map<string, SegmentTerms>();
-    let bytes = 0;
+    // The byte limit is over every index's cached terms together.
+    let others = 0;
+    for (const [t, c] of this.tables) if (t !== table) others += c.bytes;
+    let bytes = others;
     const lists: SegmentTerms[] = [];
     for (const r of rows) {
       const root = r.root;
       if (!(root instanceof Uint8Array) || !root.length) return undefined;
       const key = `${table}|${String(r.level)}|${String(r.idx)}|${String(r.start_block)}|${String(r.leaves_end_block)}|${String(r.end_block)}|${Buffer.from(root).toString('latin1')}`;
-      let list = this.segments.get(key);
+      let list = cached?.get(key);
       if (list === undefined) {
         // A segment small enough is all in its root (a leaf, height 0); a larger one's leaves are
         // the blocks start_block..leaves_end_block, its root and the blocks after them interior nodes.
@@ -129,10 +138,13 @@ export class FtsVocabulary {
         list = { list: `\n${terms.join('\n')}\n`, starts, doclistBytes: Int32Array.from(sizes), totalBytes: sizes.reduce((a, b) => a + b, 0) };
       }
       lists.push(list);
-      bytes += list.list.length + 8 * list.starts.length;
-      if (bytes <= MAX_CACHED_BYTES) next.set(key, list);
+      const size = list.list.length + 8 * list.starts.length;
+      if (bytes + size <= MAX_CACHED_BYTES) {
+        next.set(key, list);
+        bytes += size;
+      }
     }
-    this.segments = next; // segments merged away are forgotten
+    this.tables.set(table, { segments: next, bytes: bytes - others }); // segments merged away are forgotten
     return lists;
   }
 }

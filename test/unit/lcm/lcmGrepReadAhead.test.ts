@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { brotliCompressSync } from 'node:zlib';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BlobReader, ReadAhead } from '../../../src/core/lcm/blobReader';
 import { LcmGrep, type GrepRequest } from '../../../src/core/lcm/lcmGrep';
@@ -103,6 +104,46 @@ describe('BlobReader', () => {
       const early = BlobReader.start(files, 1)!;
       expect(early.next()?.toString('utf8')).toBe(texts[0]);
       early.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps its worker between lists: a list stopped halfway leaves nothing behind for the next, and a worker that ended is replaced', async () => {
+    const dir = tempHome('blob-reader-kept');
+    try {
+      const files = Array.from({ length: 30 }, (_, i) => {
+        const file = path.join(dir, `f${i}.br`);
+        fs.writeFileSync(file, brotliCompressSync(Buffer.from(`kept ${i} `.repeat(3000))));
+        return file;
+      });
+      const workerOf = (r: BlobReader) => (r as unknown as { worker: Worker }).worker;
+      const first = BlobReader.start(files, 1)!;
+      expect(first.next()?.toString('utf8')).toBe(`kept 0 `.repeat(3000));
+      first.close(); // stopped halfway, its worker possibly still decoding
+      // The same worker serves the next list, from its own first file, whatever the last one had queued.
+      const reversed = [...files].reverse();
+      const second = BlobReader.start(reversed, 1 << 24)!;
+      expect(workerOf(second)).toBe(workerOf(first));
+      reversed.forEach((_, i) => expect(second.next()?.toString('utf8'), `file ${i}`).toBe(`kept ${29 - i} `.repeat(3000)));
+      second.close();
+      // Two lists at once: the second gets a worker of its own.
+      const a = BlobReader.start(files)!;
+      const b = BlobReader.start(files)!;
+      expect(workerOf(b)).not.toBe(workerOf(a));
+      expect(a.next()?.toString('utf8')).toBe(`kept 0 `.repeat(3000));
+      expect(b.next()?.toString('utf8')).toBe(`kept 0 `.repeat(3000));
+      a.close();
+      b.close();
+      // The kept worker ended (killed, crashed): the next list starts a new one.
+      const idle = BlobReader.start([])!;
+      idle.close();
+      const kept = workerOf(idle);
+      await kept.terminate();
+      const after = BlobReader.start(files)!;
+      expect(workerOf(after)).not.toBe(kept);
+      expect(after.next()?.toString('utf8')).toBe(`kept 0 `.repeat(3000));
+      after.close();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
