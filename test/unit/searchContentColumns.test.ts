@@ -55,4 +55,16 @@ describe('readByDocid reads the stored columns from the FTS4 content table', () 
     db.exec("INSERT INTO ext(docid, body, created_at, scope) VALUES (4, 'external text', 9, 'global')");
     expect(read(db, 'ext', [4], ['body', 'scope'], true)).toEqual([[4, 9, 'external text', 'global']]);
   });
+
+  it('reads thousands of rows in one call (the ties at a common word\'s cut), negative docids and repeats included', async () => {
+    const db = await freshDb();
+    db.exec(createFtsTableSql('docs', ['ref']));
+    db.exec('BEGIN');
+    for (let i = -20; i <= 3000; i++) db.run('INSERT INTO docs (docid, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)', [i, `row ${i}`, i % 11 ? 1_700_000_000_000 + i : null, 'global', `r${i}`]);
+    db.exec('COMMIT');
+    const ids = [...Array.from({ length: 2600 }, (_, k) => k * 3 - 30), 7, 7, 4_000_000];
+    const ours = read(db, 'docs', ids, ['ref'], true);
+    expect(ours.length).toBe(new Set(ids.filter((d) => d >= -20 && d <= 3000)).size);
+    expect(ours).toEqual(throughTable(db, 'docs', ids, ['ref'], true));
+  });
 });

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEMORY_FTS } from '../../src/core/memory/memorySchema';
-import { searchFts, type SearchRequest } from '../../src/core/search/ftsSearch';
+import { createFtsTableSql, searchFts, type SearchRequest } from '../../src/core/search/ftsSearch';
 import { bm25, idf, sortValue, topK, type Ranked } from '../../src/core/search/rank';
 import type { Services } from '../../src/core/services';
-import { queryRows, queryScalar, type Database } from '../../src/core/store/sqlite';
-import { openTemp } from './helpers/tempStore';
+import { loadSqlJs, queryRows, queryScalar, type Database } from '../../src/core/store/sqlite';
+import { openTemp, WASM_PATH } from './helpers/tempStore';
 
 /**
  * searchFts against BM25 computed the slow, obvious way: every match read row by row with its
@@ -31,19 +31,19 @@ afterAll(() => s.store.close());
 
 const QUERIES = ['build cache', 'vite build', '"build cache" review', 'alpha omega queue', 'rev* token', 'schema "index token"', 'worker deploy budget release', 'vite', 'nothing here'];
 
-function reference(db: Database, req: SearchRequest): { hits: Ranked[]; total: number } {
+function reference(db: Database, req: SearchRequest, table = MEMORY_FTS): { hits: Ranked[]; total: number } {
   const phrases = (req.query.match(/"[^"]*"|[^\s"]+/g) ?? []).map((p) => (p.startsWith('"') ? p : `"${p.replace(/\*$/, '')}${p.endsWith('*') ? '*' : ''}"`));
   const match = phrases.join(req.anyPhrase ? ' OR ' : ' ');
-  const header = queryScalar(db, `SELECT hex(matchinfo(${MEMORY_FTS}, 'pcnax')) FROM ${MEMORY_FTS} WHERE ${MEMORY_FTS} MATCH ? LIMIT 1`, [match]);
+  const header = queryScalar(db, `SELECT hex(matchinfo(${table}, 'pcnax')) FROM ${table} WHERE ${table} MATCH ? LIMIT 1`, [match]);
   if (typeof header !== 'string') return { hits: [], total: 0 };
   const u32 = (hex: string, i: number) => Buffer.from(hex.slice(i * 8, i * 8 + 8), 'hex').readUInt32LE(0);
   const stats = {
     totalDocs: u32(header, 2),
     avgDocLength: u32(header, 3),
-    docsWithPhrase: phrases.map((p) => Number(queryScalar(db, `SELECT count(*) FROM ${MEMORY_FTS} WHERE ${MEMORY_FTS} MATCH ?`, [p]))),
+    docsWithPhrase: phrases.map((p) => Number(queryScalar(db, `SELECT count(*) FROM ${table} WHERE ${table} MATCH ?`, [p]))),
   };
   const idfs = idf(stats);
-  const rows = queryRows(db, `SELECT docid, created_at, scope, hex(matchinfo(${MEMORY_FTS}, 'pcyl')) AS mi FROM ${MEMORY_FTS} WHERE ${MEMORY_FTS} MATCH ?`, [match]);
+  const rows = queryRows(db, `SELECT docid, created_at, scope, hex(matchinfo(${table}, 'pcyl')) AS mi FROM ${table} WHERE ${table} MATCH ?`, [match]);
   const ranked: Ranked[] = [];
   for (const r of rows) {
     const docid = Number(r.docid);
@@ -83,5 +83,41 @@ describe('searchFts equals a row-by-row BM25 reference', () => {
           }
     expect(compared).toBe(QUERIES.length * 3 * 6 * 3);
     expect(multiPhraseHits).toBeGreaterThan(300);
+  });
+
+  it('with hundreds of rows tied at the cut (copies of one message), decided by created_at then docid, with and without columns', async () => {
+    const SQL = await loadSqlJs(WASM_PATH);
+    for (const fraction of [0, 0.5]) {
+      const db = new SQL.Database();
+      try {
+        db.exec(createFtsTableSql('t', ['ref']));
+        db.exec('BEGIN');
+        for (let i = 1; i <= 1500; i++) {
+          // Every fourth row is the same short message at one of 30 times, so its copies tie on score and
+          // often on created_at; the rest vary in length. With `fraction`, some times are not whole numbers.
+          const copy = i % 4 === 0;
+          const body = copy ? 'alpha beta' : `alpha ${'gamma '.repeat(i % 9)}beta ${i % 3 ? 'delta' : 'alpha'}`;
+          const at = 1_700_000_000_000 + (copy ? (i % 30) * 60_000 : i * 1000) + (i % 7 === 0 ? fraction : 0);
+          db.run('INSERT INTO t (docid, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)', [i, body, i === 8 ? null : at, 'global', `r${i}`]);
+        }
+        db.exec('COMMIT');
+        for (const query of ['alpha', 'alpha beta', 'beta alpha', 'gamma'])
+          for (const limit of [1, 50, 120])
+            for (const columns of [undefined, ['body', 'ref']]) {
+              const req: SearchRequest = { query, limit, sort: 'relevance', now: Date.now(), ...(columns ? { columns } : {}) };
+              const got = searchFts(db, 't', req);
+              if (!got.ok) throw new Error(got.reason);
+              const want = reference(db, req, 't');
+              expect({ hits: got.hits, total: got.total }, `${query} ${limit} ${fraction} ${columns?.join(',') ?? ''}`).toEqual(want);
+              if (columns) for (const h of got.hits) expect(got.rows?.get(h.docid)?.ref).toBe(`r${h.docid}`);
+            }
+        // The case this test is for: far more rows tie at the cut than are shown.
+        const cut = searchFts(db, 't', { query: 'alpha beta', limit: 50, sort: 'relevance', now: Date.now() });
+        expect(cut.ok && cut.hits.every((h) => h.bm25 === cut.hits[0]?.bm25)).toBe(true);
+        expect(Number(queryScalar(db, "SELECT count(*) FROM t WHERE t MATCH 'alpha beta' AND body = 'alpha beta'"))).toBe(375);
+      } finally {
+        db.close();
+      }
+    }
   });
 });
