@@ -164,8 +164,8 @@ const noRuns = (): ColdOpenRuns => ({ open: [], firstQuery: [], openPlusQuery: [
  * starts with the chunks the previous process's first queries asked for (hotChunks.ts), and a
  * user's next first query is another one: one unmeasured open, searching a word no measured run
  * searches, plays the process that used the store last, and its hint is put back before every
- * measured open, so no run is helped by the rows an earlier run searched. Each run opens twice
- * with the same word, as a long-lived process and as a one-shot one.
+ * measured open, so no run is helped by the rows an earlier run searched. Each run opens three
+ * times with the same word: as the extension host, as `recollect mcp` and as `recollect tool`.
  */
 export function coldOpenBench(benchScript: string, home: string, queries: readonly string[], runs: number): ColdOpen {
   const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [], mcpReady: [], rssOpen: [], rssQuery: [], chunksOpen: [], chunksQuery: [], syncQuery: [], chunkBytes: 0, server: noRuns(), once: noRuns() };
