@@ -8,6 +8,7 @@ import { writeCaptureSync } from '../../src/core/store/pagedSnapshot';
 import { readSnapshot } from '../../src/core/store/snapshot';
 import { loadSqlJs, queryRows, queryScalar, type Database } from '../../src/core/store/sqlite';
 import { openServices } from '../../src/core/services';
+import { expectRebuiltAfterDamage } from './helpers/pagedStore';
 import { openTemp, tempHome, WASM_PATH } from './helpers/tempStore';
 
 /** A store that reads its snapshot only on demand (no read-ahead), so a test knows which chunks are still unread. */
@@ -261,15 +262,7 @@ describe('paged snapshot (frame version 3)', () => {
     if (!middle) throw new Error('no chunks');
     flipInPlace(file, middle.at + 1); // the open checks only the header and chunk 0
     const a = await openTemp(home);
-    await expect.poll(() => a.store.warnings.join('\n'), { timeout: 10_000 }).toMatch(/damaged: the checksum does not match \(chunk \d+\)/);
-    await expect.poll(() => {
-      try {
-        return queryRows(a.store.db, 'SELECT * FROM notes ORDER BY rowid');
-      } catch {
-        return [];
-      }
-    }, { timeout: 10_000 }).toEqual(rows);
-    expect(fs.readdirSync(home).filter((f) => f.startsWith('store.sqlite.corrupt-'))).toHaveLength(1);
+    await expectRebuiltAfterDamage(a, home, rows, '\\d+');
     a.store.close();
   });
 
