@@ -1,6 +1,7 @@
 import { Conditions, type Database, type SqlValue } from '../store/sqlite';
 import { readByDocid } from './contentColumns';
 import { corpusStats, statColumns, statsFromDocTotals, statsFromPhraseStats } from './corpusStats';
+import { decodeLengths, heldLengths, noteJoinedRows } from './docLengths';
 import { parseMatchQuery } from './matchQuery';
 import { bm25, idf, sortValue, topK, type Ranked, type SearchSort } from './rank';
 
@@ -122,7 +123,8 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   // doclists it has already loaded, where a statement of its own would load them all again. A
   // docid bound is left to that separate statement, which sees the whole table.
   const phrases = parsed.match.match(/"[^"]*"/g)?.length ?? 0;
-  const packed = fetchMatches(db, table, where.sql, where.params, withTimes, phrases > 1 && req.minDocid === undefined);
+  const held = heldLengths(db, table);
+  const packed = fetchMatches(db, table, where.sql, where.params, withTimes, phrases > 1 && req.minDocid === undefined, !held);
   const none = () => ({ ok: true as const, hits: [], total: 0, match: parsed.match, ...(req.columns ? { rows: new Map<number, HitRow>() } : {}) });
   if (!packed) return none();
 
@@ -137,13 +139,15 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   if (!cols || !Number.isInteger(phraseCount) || phraseCount < 1) throw new Error(`matchinfo for ${table} has ${mi.length} values for ${count} rows of ${cols} columns`);
   const stride = phraseCount * cols; // y × p × c
   if (mi.length !== count * stride) throw new Error(`matchinfo for ${table} has ${mi.length} values, expected ${count} × ${stride}`);
-  const docLengths = bodyLengths(sizes, count, cols, table);
+  const docLengths = held ? lengthsByDocid(held, docids, table) : decodeLengths(sizes, count, cols);
+  if (!docLengths) throw new Error(`${table}_docsize records do not line up with the matches`);
 
   const stats =
     (phraseCount === 1 && !filtered && docTotals ? statsFromDocTotals(docTotals, cols, count) : undefined) ??
     (phraseStats && docTotals ? statsFromPhraseStats(docTotals, phraseStats, table) : undefined) ??
     corpusStats(db, table, parsed.match);
   if (!stats) return none();
+  if (!held) noteJoinedRows(db, table, count, stats.totalDocs, cols);
 
   const idfs = idf(stats);
   const tf = new Array<number>(phraseCount).fill(0);
@@ -204,29 +208,30 @@ interface Matches {
   mi: Uint32Array;
   /** matchinfo 'pcx' (the same for every row) when the pass gathered the phrases' statistics. */
   phraseStats?: Uint32Array | undefined;
-  /** Every match's %_docsize record (one varint per column), back to back. */
+  /** Every match's %_docsize record (one varint per column), back to back; empty when the statement did not join them. */
   sizes: Uint8Array;
   /** The %_stat doctotal record: N, each column's total token count, then their sum (varints). */
   docTotals: Uint8Array | undefined;
   createdAt?: number[] | undefined;
 }
 
-function fetchMatches(db: Database, table: string, where: string, params: SqlValue[], withTimes: boolean, withStats: boolean): Matches | undefined {
+function fetchMatches(db: Database, table: string, where: string, params: SqlValue[], withTimes: boolean, withStats: boolean, withSizes: boolean): Matches | undefined {
   // ORDER BY docid (FTS4's own order, so no sort) keeps the subquery from being flattened into
   // the aggregate and runs it as a co-routine; group_concat(x, '') appends blobs byte for byte.
-  // Document lengths come from a join on %_docsize: the same record matchinfo 'l' decodes, but
-  // 'l' runs a statement of its own per row, which costs about twice as much as the join.
+  // Document lengths, when the connection does not hold them (docLengths.ts), come from a join on
+  // %_docsize: the same record matchinfo 'l' decodes, but 'l' runs a statement of its own per
+  // row, which costs about twice as much as the join.
   // withStats asks for 'pcxy' in the one matchinfo call (two calls with different formats make
   // FTS4 rebuild its buffer on every row): 'pcx' is the same on every row, so each row keeps only
   // its 'y' (the last quarter of what follows p and c) and the last row's 'pcx' comes along as a
   // bare column of the aggregate.
   const mi = withStats ? `substr(m.mi, -((length(m.mi) - 8) / 4))` : 'm.mi';
   const stmt = db.prepare(
-    `SELECT count(*), group_concat(m.docid), CAST(group_concat(${mi}, '') AS BLOB), CAST(group_concat(d.size, '') AS BLOB),
+    `SELECT count(*), group_concat(m.docid), CAST(group_concat(${mi}, '') AS BLOB), ${withSizes ? "CAST(group_concat(d.size, '') AS BLOB)" : 'NULL'},
             (SELECT value FROM ${table}_stat WHERE id = 0)${withTimes ? ', group_concat(m.created_at)' : ''}${withStats ? ', substr(m.mi, 1, 8 + 3 * ((length(m.mi) - 8) / 4))' : ''}
      FROM (SELECT docid, matchinfo(${table}, '${withStats ? 'pcxy' : 'y'}') AS mi${withTimes ? ', coalesce(created_at, 0) AS created_at' : ''}
-           FROM ${table} WHERE ${where} ORDER BY docid) AS m
-     LEFT JOIN ${table}_docsize AS d ON d.docid = m.docid`,
+           FROM ${table} WHERE ${where} ORDER BY docid) AS m${withSizes ? `
+     LEFT JOIN ${table}_docsize AS d ON d.docid = m.docid` : ''}`,
   );
   try {
     stmt.bind(params);
@@ -254,25 +259,14 @@ function uint32s(value: SqlValue | undefined): Uint32Array {
   return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2);
 }
 
-/** Column 0's token count from each %_docsize record (FTS varints, one per column), as matchinfo 'l' reads it. */
-function bodyLengths(sizes: Uint8Array, count: number, cols: number, table: string): Uint32Array {
-  const out = new Uint32Array(count);
-  let at = 0;
-  for (let i = 0; i < count; i++) {
-    for (let c = 0; c < cols; c++) {
-      let v = 0;
-      let mul = 1;
-      for (;;) {
-        const b = sizes[at++];
-        if (b === undefined) throw new Error(`${table}_docsize is missing rows for some matches`);
-        v += (b & 0x7f) * mul;
-        if (b < 0x80) break;
-        mul *= 128;
-      }
-      if (c === 0) out[i] = v;
-    }
+/** Each match's length from the lengths the connection holds, which cover every docid the table has. */
+function lengthsByDocid(held: Uint32Array, docids: readonly number[], table: string): Uint32Array {
+  const out = new Uint32Array(docids.length);
+  for (let i = 0; i < docids.length; i++) {
+    const docid = docids[i] as number;
+    if (docid >= held.length) throw new Error(`${table}: match ${docid} lies beyond the document lengths held`);
+    out[i] = held[docid] as number;
   }
-  if (at !== sizes.length) throw new Error(`${table}_docsize records do not line up with the matches`);
   return out;
 }
 
