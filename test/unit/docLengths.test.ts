@@ -56,6 +56,7 @@ describe('document lengths held per connection', () => {
     expect(heldIsExact(db)).toBe(true);
 
     insert(db, words(13, 1)); // appended above the held docids
+    expect(queryRows(db, 'SELECT docid FROM temp.recollect_doc_lengths_changed'), 'an append fires no trigger: imports pay nothing').toEqual([]);
     expect(heldIsExact(db)).toBe(true);
     db.run(`UPDATE ${TABLE} SET body = ? WHERE docid = 5`, [words(17, 2)]);
     expect(heldIsExact(db)).toBe(true);
@@ -79,6 +80,7 @@ describe('document lengths held per connection', () => {
     // A rebuild rewrites every row: past half the table changed, the lengths are dropped and loaded afresh.
     db.run(`INSERT INTO ${TABLE}(${TABLE}) VALUES ('rebuild')`);
     expect(heldLengths(db, TABLE)).toBeUndefined();
+    expect(queryRows(db, `SELECT name FROM temp.sqlite_master WHERE type = 'trigger'`), 'writes no longer pay for a record no one reads').toEqual([]);
     noteJoinedRows(db, TABLE, 60, 60, COLUMNS);
     expect(heldIsExact(db)).toBe(true);
 

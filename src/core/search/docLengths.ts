@@ -1,4 +1,5 @@
 import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import { parseIntList } from './intList';
 
 /**
  * Every document's body length (column 0's token count from %_docsize, what matchinfo 'l'
@@ -6,11 +7,11 @@ import { queryRows, queryScalar, type Database, type SqlValue } from '../store/s
  * not join %_docsize: a seek per match, ~0.35 µs a row, a third of a search on a common word.
  *
  * Exact by construction, not by guess: temporary triggers on the connection record the docid of
- * every change to the table's %_docsize that could alter a held length (an insert at or below
- * the highest docid held, as history events are indexed again under their own docid, or an
- * update); before each use those rows are read again, as are rows appended above. A deleted
- * row's length may stay behind: no match names a docid the index no longer holds, and one
- * written again is an insert the triggers record. Every write reaches this in-memory database through this one connection,
+ * every %_docsize row deleted or updated, which is how FTS4 changes a document in place (history
+ * events are indexed again under their own docid: delete, then insert); before each use those
+ * rows are read again, as are rows appended above the highest docid held. Appends, most of what
+ * an import writes, fire nothing: a trigger that fires on an FTS4 shadow table costs ~14 µs a
+ * row, twice what the indexing of a short row costs, whatever the trigger does. Every write reaches this in-memory database through this one connection,
  * other processes' too (the journal catch-up replays them here), so no change escapes the
  * triggers. The bookkeeping lives in temporary tables, which a rolled-back transaction, a
  * reopened connection or a dropped table can take away or turn back: a version number that
@@ -32,7 +33,7 @@ const MAX_SLACK = 65_536;
 
 const STATE = 'temp.recollect_doc_lengths';
 const CHANGED = 'temp.recollect_doc_lengths_changed';
-const TRIGGERS = ['insert', 'update'] as const;
+const TRIGGERS = ['delete', 'update'] as const;
 
 interface Held {
   lengths: Uint32Array;
@@ -71,11 +72,24 @@ export function heldLengths(db: Database, table: string): Uint32Array | undefine
   const intact = now && now.version === held.version && now.maxDocid === held.maxDocid && now.triggers === TRIGGERS.length;
   // Past half the table changed, reading it whole costs less than row by row.
   if (!intact || now.changed * 2 > held.lengths.length || !catchUp(db, table, held, now.tableMax, now.changed > 0)) {
-    state.held = undefined; // searches join again, and may load afresh
-    state.joinedRows = 0;
+    release(db, table, state); // searches join again, and may load afresh
     return undefined;
   }
   return held.lengths;
+}
+
+/** Drops the lengths and the triggers that kept them, so writes stop paying for a record no one reads. */
+function release(db: Database, table: string, state: TableLengths): void {
+  state.held = undefined;
+  state.joinedRows = 0;
+  try {
+    db.exec(
+      `${TRIGGERS.map((t) => `DROP TRIGGER IF EXISTS temp.recollect_doc_lengths_${table}_${t};`).join(' ')}
+       DELETE FROM ${CHANGED} WHERE tbl = '${table}'; DELETE FROM ${STATE} WHERE tbl = '${table}';`,
+    );
+  } catch {
+    // The temporary tables are already gone with the connection or the transaction that made them.
+  }
 }
 
 /** Counts rows a search read lengths for through the join, and loads the lengths once that has cost more than loading them. */
@@ -103,9 +117,8 @@ function load(db: Database, table: string, totalDocs: number, columns: number): 
      CREATE TEMP TABLE IF NOT EXISTS recollect_doc_lengths_changed (tbl TEXT NOT NULL, docid INTEGER NOT NULL, PRIMARY KEY (tbl, docid)) WITHOUT ROWID;
      INSERT OR REPLACE INTO ${STATE} VALUES ('${table}', -1, coalesce((SELECT version FROM ${STATE} WHERE tbl = '${table}'), 0));
      DELETE FROM ${CHANGED} WHERE tbl = '${table}';
-     CREATE TEMP TRIGGER IF NOT EXISTS recollect_doc_lengths_${table}_insert AFTER INSERT ON main.${table}_docsize
-       WHEN new.docid <= (SELECT max_docid FROM ${STATE} WHERE tbl = '${table}') BEGIN ${record('new.docid')}; END;
-     CREATE TEMP TRIGGER IF NOT EXISTS recollect_doc_lengths_${table}_update AFTER UPDATE ON main.${table}_docsize BEGIN ${record('new.docid')}; END;`,
+     CREATE TEMP TRIGGER IF NOT EXISTS recollect_doc_lengths_${table}_delete AFTER DELETE ON main.${table}_docsize BEGIN ${record('old.docid')}; END;
+     CREATE TEMP TRIGGER IF NOT EXISTS recollect_doc_lengths_${table}_update AFTER UPDATE ON main.${table}_docsize BEGIN ${record('old.docid')}; ${record('new.docid')}; END;`,
   );
   const version = Number(queryScalar(db, `SELECT version FROM ${STATE} WHERE tbl = ?`, [table]));
   const held: Held = { lengths: new Uint32Array(maxDocid + 1), maxDocid: -1, version, columns };
@@ -114,7 +127,7 @@ function load(db: Database, table: string, totalDocs: number, columns: number): 
 
 /**
  * Reads the rows recorded as changed and those above what is held, up to `upTo`, into the
- * lengths; then clears the record, moves the insert trigger's bound and raises the version.
+ * lengths; then clears the record and raises the version.
  */
 function catchUp(db: Database, table: string, held: Held, upTo: number, changed: boolean): boolean {
   if (changed) {
@@ -129,7 +142,7 @@ function catchUp(db: Database, table: string, held: Held, upTo: number, changed:
   }
   if (upTo > held.maxDocid) {
     const [row] = queryRows(db, `SELECT group_concat(docid) AS ids, CAST(group_concat(size, '') AS BLOB) AS sizes FROM main.${table}_docsize WHERE docid > ? AND docid <= ?`, [held.maxDocid, upTo]);
-    const ids = typeof row?.ids === 'string' ? row.ids.split(',').map(Number) : [];
+    const ids = typeof row?.ids === 'string' ? parseIntList(row.ids, upTo - held.maxDocid) : []; // the ids as text: group_concat costs less than a step per row
     const lengths = decodeLengths(row?.sizes instanceof Uint8Array ? row.sizes : new Uint8Array(0), ids.length, held.columns);
     if (!lengths) return false;
     if (upTo >= held.lengths.length) {
