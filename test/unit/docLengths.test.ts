@@ -53,6 +53,7 @@ describe('document lengths held per connection', () => {
     noteJoinedRows(db, TABLE, 10, 60, COLUMNS); // below the share: nothing loaded
     expect(heldLengths(db, TABLE)).toBeUndefined();
     noteJoinedRows(db, TABLE, 60, 60, COLUMNS);
+    expect(queryRows(db, 'SELECT name FROM temp.sqlite_master'), 'loaded by the next search, not at the end of this one').toEqual([]);
     expect(heldIsExact(db)).toBe(true);
 
     insert(db, words(13, 1)); // appended above the held docids

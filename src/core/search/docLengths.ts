@@ -19,9 +19,9 @@ import { parseIntList } from './intList';
  *
  * Loading reads the whole table once (~40 ms for 450k rows when its pages are in memory,
  * several times that on first touch of a compressed store), so a table's lengths are loaded
- * only once its searches have joined half as many rows as it holds: a process answering one
- * call (the CLI) never pays for it, a long-lived one (the MCP server, the extension host) pays
- * once what its searches would otherwise spend again and again.
+ * only once its searches have joined half as many rows as it holds, and then by the search
+ * after: a process answering one call (the CLI) never pays for it, a long-lived one (the MCP
+ * server, the extension host) pays once what its searches would otherwise spend again and again.
  */
 
 /** The rows searches must have joined, as a share of the table's documents, before the lengths are loaded. */
@@ -48,6 +48,8 @@ interface Held {
 interface TableLengths {
   held?: Held | undefined;
   joinedRows: number;
+  /** Set once the join has cost enough: the next search loads the lengths, so a process that answers one call and exits never does. */
+  due?: { totalDocs: number; columns: number } | undefined;
 }
 
 const byConnection = new WeakMap<Database, Map<string, TableLengths>>();
@@ -66,6 +68,12 @@ function stateOf(db: Database, table: string): TableLengths {
  */
 export function heldLengths(db: Database, table: string): Uint32Array | undefined {
   const state = byConnection.get(db)?.get(table);
+  if (state?.due && !state.held) {
+    state.held = load(db, table, state.due.totalDocs, state.due.columns);
+    state.due = undefined;
+    state.joinedRows = 0;
+    return state.held?.lengths; // exact: read just now, under the triggers
+  }
   const held = state?.held;
   if (!state || !held) return undefined;
   const now = readState(db, table);
@@ -81,6 +89,7 @@ export function heldLengths(db: Database, table: string): Uint32Array | undefine
 /** Drops the lengths and the triggers that kept them, so writes stop paying for a record no one reads. */
 function release(db: Database, table: string, state: TableLengths): void {
   state.held = undefined;
+  state.due = undefined;
   state.joinedRows = 0;
   try {
     db.exec(
@@ -92,13 +101,11 @@ function release(db: Database, table: string, state: TableLengths): void {
   }
 }
 
-/** Counts rows a search read lengths for through the join, and loads the lengths once that has cost more than loading them. */
+/** Counts rows a search read lengths for through the join; once that has cost more than loading them, the next search loads them. */
 export function noteJoinedRows(db: Database, table: string, rows: number, totalDocs: number, columns: number): void {
   const state = stateOf(db, table);
   state.joinedRows += rows;
-  if (state.held || state.joinedRows < totalDocs * LOAD_AFTER_SHARE) return;
-  state.held = load(db, table, totalDocs, columns);
-  state.joinedRows = 0;
+  if (!state.held && state.joinedRows >= totalDocs * LOAD_AFTER_SHARE) state.due = { totalDocs, columns };
 }
 
 /** Drops what is held for the table (tests; a caller that found a docid the lengths do not cover). */
