@@ -78,6 +78,7 @@ export function heldLengths(db: Database, table: string): Uint32Array | undefine
   if (!state || !held) return undefined;
   const now = readState(db, table);
   const intact = now && now.version === held.version && now.maxDocid === held.maxDocid && now.triggers === TRIGGERS.length;
+  if (intact && !now.changed && now.tableMax <= held.maxDocid) return held.lengths; // nothing written since: nothing to read, nothing to record
   // Past half the table changed, reading it whole costs less than row by row.
   if (!intact || now.changed * 2 > held.lengths.length || !catchUp(db, table, held, now.tableMax, now.changed > 0)) {
     release(db, table, state); // searches join again, and may load afresh
