@@ -29,9 +29,37 @@ export class ExcludedEvents {
       `SELECT e.id FROM events e JOIN sessions s ON s.id = e.session_id WHERE s.source IN (${EXCLUDED_SOURCES.map(() => '?').join(',')}) LIMIT ?`,
       [...EXCLUDED_SOURCES, EXCLUDED_MAX + 1],
     );
-    const ids: ExcludedDocids = rows.length > EXCLUDED_MAX ? 'many' : new Set(rows.map((r) => Number(r.id)));
+    const ids: ExcludedDocids = rows.length > EXCLUDED_MAX ? 'many' : new DocidSet(rows.map((r) => Number(r.id)));
     this.cached = { version, ids };
     return ids;
+  }
+}
+
+/**
+ * A set of docids that rules out those outside its smallest..largest range by comparison before
+ * any lookup. The scorer asks it about every match of the query, and Recollect's own log is
+ * written after what it searches, so its ids sit together at the top: on the 1 GB bench store
+ * the 15,535 questions "ollama" asks took ~0.26 ms through Set.has, ~0.02 so.
+ * Never added to after it is made (a new log row gives a new store version, and a new set).
+ */
+export class DocidSet extends Set<number> {
+  private readonly min: number;
+  private readonly max: number;
+
+  constructor(ids: readonly number[]) {
+    super(ids);
+    let min = Infinity;
+    let max = -Infinity;
+    for (const id of ids) {
+      if (id < min) min = id;
+      if (id > max) max = id;
+    }
+    this.min = min;
+    this.max = max;
+  }
+
+  override has(id: number): boolean {
+    return id >= this.min && id <= this.max && super.has(id);
   }
 }
 

@@ -1,12 +1,12 @@
 import { HISTORY_FTS } from '../history/historySchema';
 import { refuse, type Refusal } from '../refusal';
-import { excerptsOf, searchFts, type HitRow } from '../search/ftsSearch';
+import { excerptsOf, searchFts } from '../search/ftsSearch';
 import { sortValue, topK, type SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
 import { Conditions, queryArrays, queryRows, type SqlValue } from '../store/sqlite';
 import { ReadAhead } from './blobReader';
 import { BlobGrams, gramKeys, mayHold } from './blobGrams';
-import { presentHits, type Hit, type Source } from './grepMatches';
+import { presentHits, type Excerpter, type Hit, type Source } from './grepMatches';
 import { messageCandidates, summaryCandidates, type CandidateStatements, type Statement } from './grepCandidates';
 import type { ConversationScope } from './conversations';
 import { allMessages, ExcludedEvents } from './excludedEvents';
@@ -100,18 +100,19 @@ export class LcmGrep {
   grep(req: GrepRequest, scope: ConversationScope) {
     const hits = req.mode === 'full_text' ? this.fullText(req, scope) : this.regex(req, scope);
     if ('ok' in hits) return hits;
-    return { ok: true as const, matches: this.present(hits.hits), count: hits.hits.length, truncated: hits.truncated, ...(hits.stats ? { scan: hits.stats } : {}) };
+    return { ok: true as const, matches: this.present(hits.hits, 'excerpt' in hits ? hits.excerpt : undefined), count: hits.hits.length, truncated: hits.truncated, ...(hits.stats ? { scan: hits.stats } : {}) };
   }
 
-  private fullText(req: GrepRequest, scope: ConversationScope): { hits: Hit[]; truncated: boolean; stats?: undefined } | Refusal {
+  /** The hits without their excerpts: those are made for the shown hits only, from the texts present() reads with their other fields. */
+  private fullText(req: GrepRequest, scope: ConversationScope): { hits: Hit[]; truncated: boolean; excerpt: Excerpter; stats?: undefined } | Refusal {
     const syntax = regexSyntaxIn(req.pattern);
     if (syntax) {
       return refuse(`mode "full_text" searches words and "quoted phrases", not patterns, and this pattern holds ${syntax}. Use mode "regex" for a pattern, or write the words alone.`);
     }
     const db = this.store.db;
-    // The shown rows' text comes with the scorer's own read of them, so no statement reads them again for the excerpts.
-    const common = { query: req.pattern, limit: req.limit, sort: req.sort, since: req.since, before: req.before, now: this.store.now, columns: ['body'] };
+    const common = { query: req.pattern, limit: req.limit, sort: req.sort, since: req.since, before: req.before, now: this.store.now };
     const found: Hit[] = [];
+    const matched = new Map<Source, { match: string; total: number }>();
     let total = 0;
     for (const source of sources(req.scope)) {
       const table = source === 'message' ? HISTORY_FTS : LCM_SUMMARY_FTS;
@@ -123,13 +124,16 @@ export class LcmGrep {
           : searchFts(db, table, { ...common, ...(scope.all ? {} : { scope: scope.sessionId }) });
       if (!r.ok) return refuse(r.reason);
       total += r.total;
-      const texts = new Map(r.hits.map((h) => [h.docid, bodyOf(r.rows?.get(h.docid))]));
-      const excerpts = excerptsOf(db, table, r.match, texts, 24, r.total);
-      for (const h of r.hits) found.push({ source, ranked: h, snippet: excerpts.get(h.docid) ?? '' });
+      matched.set(source, { match: r.match, total: r.total });
+      for (const h of r.hits) found.push({ source, ranked: h });
     }
     const best = topK(found.map((f) => f.ranked), req.limit);
     const bySource = new Map(found.map((f) => [f.ranked, f]));
-    return { hits: best.map((r) => bySource.get(r) as Hit), truncated: total > best.length };
+    const excerpt: Excerpter = (source, texts) => {
+      const m = matched.get(source);
+      return m ? excerptsOf(db, source === 'message' ? HISTORY_FTS : LCM_SUMMARY_FTS, m.match, texts, 24, m.total) : new Map();
+    };
+    return { hits: best.map((r) => bySource.get(r) as Hit), truncated: total > best.length, excerpt };
   }
 
   private regex(req: GrepRequest, scope: ConversationScope): { hits: Hit[]; truncated: boolean; stats: Record<string, ScanStats> } | Refusal {
@@ -347,9 +351,9 @@ export class LcmGrep {
     return text ?? undefined;
   }
 
-  /** The shown fields of the hits (a method of its own so the bench's --diag can time it). */
-  private present(hits: Hit[]) {
-    return presentHits(this.store.db, hits);
+  /** The shown fields of the hits, and for full text their excerpts (a method of its own so the bench's --diag can time it). */
+  private present(hits: Hit[], excerpt?: Excerpter) {
+    return presentHits(this.store.db, hits, excerpt);
   }
 
   /** Candidate texts by id; with `holds`, a text without the pattern's literals is left out before it is decoded or tested. */
@@ -383,12 +387,6 @@ export class LcmGrep {
     }
     return out;
   }
-}
-
-/** A hit's indexed text as snippets() reads it: a missing or NULL body is the empty text. */
-function bodyOf(row: HitRow | undefined): string {
-  const body = row?.body;
-  return body === null || body === undefined ? '' : String(body);
 }
 
 function sources(scope: GrepScope): Source[] {

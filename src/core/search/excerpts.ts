@@ -1,5 +1,5 @@
 import { queryRows, type Database } from '../store/sqlite';
-import { phrasesOfMatch, snippetOf } from './snippet';
+import { phrasesOfMatch, snippetsOf } from './snippet';
 
 /**
  * What an excerpt costs, measured on the 1 GB lcm bench store (50 shown texts of up to 4,000
@@ -51,7 +51,8 @@ export function excerptsOf(db: Database, table: string, match: string, texts: Re
   const words = phrases.reduce((n, p) => n + p.tokens.length, 0);
   if (texts.size && sqliteIsCheaper(chars, matchCount, words)) return sqliteSnippets(db, table, match, [...texts.keys()], size);
   const out = new Map<number, string>();
-  for (const [docid, text] of texts) out.set(docid, text ? snippetOf(text, phrases, size) : '');
+  const snippetOf = snippetsOf(phrases, size);
+  for (const [docid, text] of texts) out.set(docid, text ? snippetOf(text) : '');
   return out;
 }
 

@@ -8,6 +8,8 @@
  * differential test compares them with SQLite's snippet() on real transcripts.
  */
 
+import { queryWords, wordPositions, type QueryWords } from './snippetWords';
+
 /** Characters unicode61 starts a token with, and those it continues one with (diacritics join the token). */
 const TOKEN = /[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\p{M}]*/gu;
 const TOKEN_START = /^[\p{L}\p{N}\p{Co}]$/u;
@@ -19,6 +21,8 @@ export interface Tokens {
   count: number;
   starts: ArrayLike<number>;
   ends: ArrayLike<number>;
+  /** 1 for a token of ASCII characters only. */
+  plain: ArrayLike<number>;
   is(i: number, word: string, prefix: boolean): boolean;
 }
 
@@ -161,7 +165,7 @@ function tokensOf(text: string, count: number, starts: ArrayLike<number>, ends: 
     const f = (folded[i] ??= foldToken(text.slice(s, e)));
     return prefix ? f.startsWith(word) : f === word;
   };
-  return { count, starts, ends, is };
+  return { count, starts, ends, plain, is };
 }
 
 /** The tokens TOKEN finds, scanned by char code, in arrays of their own (the next scan leaves them alone). */
@@ -188,7 +192,7 @@ export function phrasesOfMatch(match: string): SnippetPhrase[] {
   return out;
 }
 
-/** Positions of each phrase's LAST token, as FTS4's position lists report a phrase. */
+/** Positions of each phrase's LAST token, as FTS4's position lists report a phrase (past 32 words; snippetWords.ts below that). */
 function phrasePositions(tokens: Tokens, phrases: readonly SnippetPhrase[]): number[][] {
   return phrases.map((p) => {
     const n = p.tokens.length;
@@ -308,9 +312,19 @@ function fragmentText(text: string, tokens: Tokens, f: Fragment, index: number, 
  * shorter as more are needed, until every phrase the text holds is shown.
  */
 export function snippetOf(text: string, phrases: readonly SnippetPhrase[], tokens: number, open = '[', close = ']', ellipsis = '…'): string {
+  return snippetsOf(phrases, tokens, open, close, ellipsis)(text);
+}
+
+/** snippetOf for the texts of one query: its words are gathered once. */
+export function snippetsOf(phrases: readonly SnippetPhrase[], tokens: number, open = '[', close = ']', ellipsis = '…'): (text: string) => string {
+  const words = queryWords(phrases);
+  return (text) => excerpt(text, phrases, words, tokens, open, close, ellipsis);
+}
+
+function excerpt(text: string, phrases: readonly SnippetPhrase[], words: QueryWords | null, tokens: number, open: string, close: string, ellipsis: string): string {
   // The scan buffers serve as they are: nothing else scans until this excerpt is built.
   const toks = tokensOf(text, scan(text), scanStarts, scanEnds, scanPlain);
-  const positions = phrasePositions(toks, phrases);
+  const positions = words ? wordPositions(toks, words, text) : phrasePositions(toks, phrases);
   const lengths = phrases.map((p) => p.tokens.length);
   let fragments: Fragment[] = [];
   let size = tokens;
