@@ -1,3 +1,4 @@
+import { FtsVarints } from '../search/ftsVarints';
 import { queryRows, type Database } from '../store/sqlite';
 
 /**
@@ -173,36 +174,25 @@ let term = new Uint8Array(256);
  * by its doclist, skipped by its length, which `each` is told). False when `each` stops or the node does not parse.
  */
 function eachTerm(node: Uint8Array, each: (buf: Uint8Array, len: number, doclistBytes: number) => boolean): boolean {
-  let at = 0;
-  const varint = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      const b = node[at++];
-      if (b === undefined) return -1;
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
-      mul *= 128;
-    }
-  };
-  if (varint() !== 0) return false;
+  const varints = new FtsVarints(node);
+  if (varints.next() !== 0) return false;
   let len = 0;
   let first = true;
-  while (at < node.length) {
-    const prefix = first ? 0 : varint();
-    const suffix = varint();
-    if (prefix < 0 || suffix < 0 || prefix > len || at + suffix > node.length) return false;
+  while (varints.at < node.length) {
+    const prefix = first ? 0 : varints.next();
+    const suffix = varints.next();
+    if (prefix < 0 || suffix < 0 || prefix > len || varints.at + suffix > node.length) return false;
     if (prefix + suffix > term.length) {
       const bigger = new Uint8Array(Math.max(term.length * 2, prefix + suffix));
       bigger.set(term.subarray(0, prefix));
       term = bigger;
     }
-    term.set(node.subarray(at, at + suffix), prefix);
+    term.set(node.subarray(varints.at, varints.at + suffix), prefix);
     len = prefix + suffix;
-    at += suffix;
-    const doclist = varint();
-    if (doclist < 0 || at + doclist > node.length) return false;
-    at += doclist;
+    varints.at += suffix;
+    const doclist = varints.next();
+    if (doclist < 0 || varints.at + doclist > node.length) return false;
+    varints.at += doclist;
     first = false;
     if (!each(term, len, doclist)) return false;
   }

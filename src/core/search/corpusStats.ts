@@ -1,4 +1,5 @@
 import { queryScalar as scalar, type Database } from '../store/sqlite';
+import { FtsVarints } from './ftsVarints';
 
 /**
  * The corpus statistics BM25 needs (N, the average body length, each phrase's document count),
@@ -48,21 +49,10 @@ export function statsFromPhraseStats(docTotals: Uint8Array, pcx: Uint32Array, ta
  * doctotal row, and the documents holding the phrase are the matches themselves.
  */
 export function statsFromDocTotals(blob: Uint8Array, columns: number, matches: number): Stats | undefined {
-  let at = 0;
-  const varint = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      const b = blob[at++];
-      if (b === undefined) return NaN;
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
-      mul *= 128;
-    }
-  };
-  const n = varint();
-  const tokens = varint(); // column 0 (body)
-  if (!(n > 0) || !Number.isFinite(tokens)) return undefined;
+  const varints = new FtsVarints(blob);
+  const n = varints.next();
+  const tokens = varints.next(); // column 0 (body)
+  if (!(n > 0) || tokens < 0) return undefined;
   // fts3 matchinfo: (u32)(((u32)(nToken & 0xffffffff) + nDoc/2) / nDoc), in integer arithmetic.
   const avg = Math.floor(((tokens % 4294967296) + Math.floor(n / 2)) / n) >>> 0;
   return { totalDocs: n >>> 0, avgDocLength: avg, docsWithPhrase: [matches], columns };

@@ -1,4 +1,5 @@
 import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import { FtsVarints } from './ftsVarints';
 import { parseIntList } from './intList';
 
 /**
@@ -199,20 +200,13 @@ function readState(db: Database, table: string): { maxDocid: number; version: nu
  */
 export function decodeLengths(sizes: Uint8Array, count: number, columns: number): Uint32Array | undefined {
   const out = new Uint32Array(count);
-  let at = 0;
+  const varints = new FtsVarints(sizes);
   for (let i = 0; i < count; i++) {
     for (let c = 0; c < columns; c++) {
-      let v = 0;
-      let mul = 1;
-      for (;;) {
-        const b = sizes[at++];
-        if (b === undefined) return undefined;
-        v += (b & 0x7f) * mul;
-        if (b < 0x80) break;
-        mul *= 128;
-      }
+      const v = varints.next();
+      if (v < 0) return undefined;
       if (c === 0) out[i] = v;
     }
   }
-  return at === sizes.length ? out : undefined;
+  return varints.at === sizes.length ? out : undefined;
 }
