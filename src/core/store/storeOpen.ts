@@ -17,6 +17,11 @@ export interface StoreOptions {
   checkpointIdleMs?: number;
   /** Journal bytes past the last checkpoint that make `close()` write one. */
   closeCheckpointBytes?: number;
+  /**
+   * Time this process spent replaying journal lines its snapshot does not cover that makes
+   * `close()` write one (default 250 ms): every later open would spend about as much again.
+   */
+  closeCheckpointReplayMs?: number;
   /** Journal bytes the snapshot covers past the live file's start before they are sealed (see journalSeal.ts). */
   sealBytes?: number;
   /** Delay after opening before sealing what the snapshot already covers (long-lived processes only: the timer never keeps a process alive). */
