@@ -102,6 +102,33 @@ describe('document lengths held per connection', () => {
     db.close();
   });
 
+  it('searches give the joined answer when the lengths check fails, and when a rollback took the temporary tables the lengths were loaded into', async () => {
+    const SQL = await loadSqlJs(WASM_PATH);
+    const db = new SQL.Database();
+    db.exec(createFtsTableSql(TABLE, ['ref']));
+    for (let i = 0; i < 60; i++) insert(db, `${words(1 + (i % 9), i)}${i % 4 ? ' w3 w5' : ''}`);
+    const req: SearchRequest = { query: 'w3 w5', limit: 7, sort: 'relevance', now: 0 };
+    const joined = searchFts(db, TABLE, req); // nothing held yet: the join
+    expect(joined.ok && joined.hits.length).toBe(7);
+
+    db.exec('BEGIN');
+    noteJoinedRows(db, TABLE, 60, 60, COLUMNS);
+    expect(searchFts(db, TABLE, req)).toEqual(joined); // loaded in this search, inside the transaction
+    expect(queryRows(db, "SELECT name FROM temp.sqlite_master WHERE type = 'table'").length).toBe(2);
+    db.exec('ROLLBACK');
+    expect(queryRows(db, 'SELECT name FROM temp.sqlite_master')).toEqual([]);
+    expect(searchFts(db, TABLE, req), 'the check names tables that are gone: dropped, and joined').toEqual(joined);
+
+    noteJoinedRows(db, TABLE, 60, 60, COLUMNS);
+    expect(searchFts(db, TABLE, req)).toEqual(joined);
+    db.run(`UPDATE temp.recollect_doc_lengths SET version = version + 7`); // as if the bookkeeping were turned back
+    insert(db, `w3 w5 ${words(30, 9)}`);
+    const after = searchFts(db, TABLE, req);
+    forgetLengths(db, TABLE);
+    expect(after, 'the check failed: dropped, and joined').toEqual(searchFts(db, TABLE, req));
+    db.close();
+  });
+
   it('follow what another process writes (journal catch-up through the same connection), so searches match a fresh open', async () => {
     const home = tempHome('doc-lengths');
     const a = await openTemp(home);
