@@ -1,4 +1,5 @@
 import { HISTORY_FTS } from '../history/historySchema';
+import { columnSource } from '../search/contentColumns';
 import type { Ranked } from '../search/rank';
 import { queryArrays, type Database, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
@@ -31,10 +32,10 @@ export interface Hit {
 /** The excerpts of one source's shown hits from their indexed texts (docid → body). */
 export type Excerpter = (source: Source, texts: ReadonlyMap<number, string>) => ReadonlyMap<number, string>;
 
-/** Each source's FTS4 content table and its column for `body` (createFtsTableSql puts body first, and FTS4 names it c0body). */
+/** Each source's FTS4 table, whose `body` the excerpts read, and the column its docid joins. */
 const BODIES: Record<Source, { table: string; key: string }> = {
-  message: { table: `${HISTORY_FTS}_content`, key: 'e.id' },
-  summary: { table: `${LCM_SUMMARY_FTS}_content`, key: 'x.n' },
+  message: { table: HISTORY_FTS, key: 'e.id' },
+  summary: { table: LCM_SUMMARY_FTS, key: 'x.n' },
 };
 
 /**
@@ -51,7 +52,8 @@ export function presentHits(db: Database, hits: readonly Hit[], excerpt?: Excerp
     const ids = hits.filter((h) => h.source === source).map((h) => h.ranked.docid);
     if (!ids.length) return { rows: new Map<number, SqlValue[]>(), snippets: undefined };
     const { table, key } = BODIES[source];
-    const rows = new Map(queryArrays(db, sql(excerpt ? ', f.c0body' : '', excerpt ? `LEFT JOIN ${table} f ON f.docid = ${key}` : ''), [JSON.stringify(ids)]).map((r) => [Number(r[0]), r]));
+    const body = excerpt && columnSource(db, table, 'body');
+    const rows = new Map(queryArrays(db, sql(body ? `, f.${body.column}` : '', body ? `LEFT JOIN ${body.from} f ON f.docid = ${key}` : ''), [JSON.stringify(ids)]).map((r) => [Number(r[0]), r]));
     // A missing or NULL body is the empty text, as snippets() reads it.
     const texts = excerpt && new Map([...rows].map(([id, r]) => [id, r[5] === null || r[5] === undefined ? '' : String(r[5])]));
     return { rows, snippets: texts && excerpt?.(source, texts) };

@@ -29,6 +29,15 @@ function readNames(db: Database, table: string): ReadonlyMap<string, string> {
   return names;
 }
 
+/**
+ * Where a column of an FTS4 table is read by docid most cheaply: its %_content table and the
+ * name it has there, or the virtual table itself when the content table does not hold it.
+ */
+export function columnSource(db: Database, table: string, column: string): { from: string; column: string } {
+  const physical = (mapped.get(db)?.get(table) ?? readNames(db, table)).get(column);
+  return physical ? { from: `${table}_content`, column: physical } : { from: table, column };
+}
+
 /** The content table's statement for these columns, or undefined when it does not hold them all. */
 function prepareContent(db: Database, table: string, names: ReadonlyMap<string, string>, wanted: readonly string[], marks: string): Statement | undefined {
   const physical = wanted.map((c) => names.get(c));
