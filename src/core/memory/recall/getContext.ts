@@ -1,6 +1,6 @@
 import { refuse, type Refusal } from '../../refusal';
-import { searchFts, type SearchOutcome, type SearchRequest } from '../../search/ftsSearch';
-import { sortValue, type Ranked } from '../../search/rank';
+import { searchFts } from '../../search/ftsSearch';
+import type { Ranked } from '../../search/rank';
 import type { Store } from '../../store/store';
 import { queryRows, type Database } from '../../store/sqlite';
 import { MEMORY_FTS } from '../memorySchema';
@@ -8,6 +8,7 @@ import { scopeProblem } from '../scope';
 import { firstTokens } from '../../text/tokens';
 import { ContextPacker, cachedTokens } from './contextPacker';
 import { chunksByDocids, entriesByIds, factsByIds, historyOf, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type Keyed, type NoteItem } from './contextRows';
+import { neighbourDocids } from './neighbours';
 import { DocumentCounts, MATCH_BUDGET, newestWindow, prunedWords } from './queryPruning';
 import { asksPermission, contentWords, RULE_PREDICATES } from './queryWords';
 
@@ -26,6 +27,10 @@ const MIN_TOKENS_FOR_EXCERPT = 80;
 const GIVE_UP_AFTER_MISSES = 6;
 /** Rules that share no word with a permission question: the newest this many are candidates. */
 const RULES_UNMATCHED = 50;
+/** Matches scored before neighbours are added: past this many the rest hold too little of the request to reach the shown items. */
+const SCORED_MATCHES = 200;
+/** The share of a passage's relevance its neighbours in the same file gain (measured on LoCoMo: 0.4–0.6 is a plateau). */
+const NEIGHBOUR_WEIGHT = 0.5;
 
 /**
  * get_context: current facts first (standing rules first of all when the request asks whether
@@ -102,28 +107,28 @@ function byQuery(db: Database, version: number, now: number, words: string[], qu
   const { kept, matches } = prunedWords(db, version, MEMORY_FTS, words, counts);
   // Even the rarest word is in most memories: rank its newest matches, say so, count the rest.
   const window = matches !== undefined && matches > MATCH_BUDGET ? newestWindow(db, MEMORY_FTS, kept, MATCH_BUDGET) : undefined;
-  const req = { query: kept.join(' '), limit, scope, now, anyPhrase: true, ...(window !== undefined ? { minDocid: window } : {}) };
-  // Pruning and the window bound the matches to about MATCH_BUDGET: reading every match's date
-  // in the search's own pass is then cheaper than hybridTop's relevance pass and its date
-  // lookups (measured at 50k facts + 20k notes: p50 5 ms against 9, p95 10 against 27).
-  const found = matches !== undefined ? searchFts(db, MEMORY_FTS, { ...req, sort: 'hybrid' }) : hybridTop(db, req);
+  const found = searchFts(db, MEMORY_FTS, {
+    query: kept.join(' '),
+    limit: Math.max(SCORED_MATCHES, limit),
+    ...(scope !== undefined ? { scope } : {}),
+    now,
+    anyPhrase: true,
+    sort: 'relevance',
+    ...(window !== undefined ? { minDocid: window } : {}),
+  });
   const hits = found.ok ? found.hits : [];
-  const docids = hits.map((h) => h.docid);
-  const refs = new Map(
-    docids.length ? queryRows(db, `SELECT docid, ref FROM ${MEMORY_FTS} WHERE docid IN (${docids.map(() => '?').join(',')})`, docids).map((r) => [Number(r.docid), String(r.ref)]) : [],
-  );
-  const ref = (docid: number) => refs.get(docid) ?? '';
-  const facts = factsByIds(db, docids.map(ref).filter((r) => r.startsWith('fact:')).map((r) => r.slice(5)));
-  const entries = entriesByIds(db, docids.map(ref).filter((r) => r.startsWith('entry:')));
-  const chunks = chunksByDocids(db, docids.filter((d) => ref(d).startsWith('note:')));
+  const ranked = withNeighbours(db, hits);
+  const facts = factsByIds(db, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5)));
+  const entries = entriesByIds(db, ranked.filter((c) => c.ref.startsWith('entry:')).map((c) => c.ref));
+  const chunks = chunksByDocids(db, ranked.filter((c) => c.ref.startsWith('note:')).map((c) => c.docid));
   const factList: (FactItem & Keyed)[] = [];
   const notes: NoteItem[] = [];
-  for (const d of docids) {
-    const r = ref(d);
-    const item = r.startsWith('fact:') ? facts.get(r) : undefined;
+  for (const c of ranked) {
+    const item = c.ref.startsWith('fact:') ? facts.get(c.ref) : undefined;
     if (item) factList.push(item);
-    const note = r.startsWith('entry:') ? entries.get(r) : chunks.get(d);
-    if (note) notes.push(note);
+    const note = c.ref.startsWith('entry:') ? entries.get(c.ref) : chunks.get(c.docid);
+    // A neighbour is read by its place in the file, not through the scoped search.
+    if (note && (scope === undefined || note.scope === scope) && notes.length < limit) notes.push(note);
   }
   const unranked = found.ok ? Math.max(found.total, window !== undefined ? (matches ?? 0) : 0) - hits.length : 0;
   if (!asksPermission(query)) return { facts: factList, notes, rulesFirst: false, unranked };
@@ -136,31 +141,39 @@ function byQuery(db: Database, version: number, now: number, words: string[], qu
   return { facts: [...rules, ...factList.filter((f) => !ruleIds.has(f.id))], notes, rulesFirst: rules.length > 0, unranked };
 }
 
-/**
- * The scorer's hybrid order (relevance decayed by age), computed the cheap way when it can be
- * proved the same; for when the number of matches is not known to be small. A hybrid search
- * reads every match's date; a relevance search reads dates only for the best few. Hybrid
- * never scores above relevance, so when the k-th best hybrid score among the relevance top M
- * is at least the M-th relevance score, nothing outside those M can enter the hybrid top k —
- * the answer is exactly the hybrid search's. Otherwise the hybrid search runs.
- */
-export function hybridTop(db: Database, req: Omit<SearchRequest, 'sort'>): SearchOutcome {
-  // Wide enough that the proof nearly always holds on a store spanning a year or more (measured:
-  // 3× the limit fell back to the full hybrid search on most queries, 1,200 on none).
-  const wide = Math.max(1200, req.limit * 8);
-  const rel = searchFts(db, MEMORY_FTS, { ...req, limit: wide, sort: 'relevance' });
-  if (!rel.ok || rel.total <= wide) return rel.ok ? { ...rel, hits: rehybrid(rel.hits, req.now).slice(0, req.limit) } : rel;
-  const ranked = rehybrid(rel.hits, req.now);
-  const kth = ranked[req.limit - 1]?.score ?? Infinity;
-  const floor = rel.hits[rel.hits.length - 1]?.bm25 ?? 0;
-  if (kth >= floor) return { ...rel, hits: ranked.slice(0, req.limit) };
-  return searchFts(db, MEMORY_FTS, { ...req, sort: 'hybrid' });
+interface Candidate {
+  docid: number;
+  ref: string;
+  score: number;
 }
 
-function rehybrid(hits: Ranked[], now: number): Ranked[] {
-  return hits
-    .map((h) => ({ ...h, score: sortValue('hybrid', h.bm25, h.createdAt, now) }))
-    .sort((a, b) => b.score - a.score || b.createdAt - a.createdAt || b.docid - a.docid);
+/**
+ * The matches re-scored with what was written next to them: each entry or note chunk gains
+ * NEIGHBOUR_WEIGHT of the relevance of the passages just before and after it in the same file,
+ * and a neighbour that matched nothing itself enters with that share. Ties go to the newer row,
+ * so the same store and request always give the same order.
+ */
+function withNeighbours(db: Database, hits: readonly Ranked[]): Candidate[] {
+  if (!hits.length) return [];
+  const refs = refsOf(db, hits.map((h) => h.docid));
+  const score = new Map<number, number>();
+  for (const h of hits) score.set(h.docid, h.bm25);
+  const refOf = (d: number) => refs.get(d) ?? '';
+  const entryIds = hits.map((h) => refOf(h.docid)).filter((r) => r.startsWith('entry:'));
+  const chunkDocids = hits.filter((h) => refOf(h.docid).startsWith('note:')).map((h) => h.docid);
+  const around = neighbourDocids(db, entryIds, chunkDocids);
+  for (const h of hits) for (const n of around.get(h.docid) ?? []) score.set(n, (score.get(n) ?? 0) + NEIGHBOUR_WEIGHT * h.bm25);
+  for (const [d, r] of refsOf(db, [...score.keys()].filter((d) => !refs.has(d)))) refs.set(d, r);
+  return [...score]
+    .filter(([d]) => refs.has(d))
+    .map(([docid, s]) => ({ docid, ref: refOf(docid), score: s }))
+    .sort((a, b) => b.score - a.score || b.docid - a.docid);
+}
+
+function refsOf(db: Database, docids: readonly number[]): Map<number, string> {
+  if (!docids.length) return new Map();
+  const rows = queryRows(db, `SELECT docid, ref FROM ${MEMORY_FTS} WHERE docid IN (SELECT value FROM json_each(?))`, [JSON.stringify(docids)]);
+  return new Map(rows.map((r) => [Number(r.docid), String(r.ref)]));
 }
 
 function profile(db: Database, scope: string | undefined): Candidates {
