@@ -7,6 +7,7 @@ import { invokeTool } from '../../core/tools/invoke';
 import { findTool } from '../../core/tools/registry';
 import type { ToolDefinition } from '../../core/tools/toolDefinition';
 import type { EvalConversation, EvalTurn } from './dataset';
+import { writeHistoryTranscripts } from './historyTranscripts';
 
 /** The connection name the eval's calls carry, so its writes and reads are recognisable in the store. */
 export const EVAL_CLIENT = 'recollect-eval';
@@ -26,6 +27,8 @@ export interface LoadedConversation {
   entryTurn: Map<string, string>;
   /** The text stored for each turn (what the BM25 baseline indexes too). */
   turnText: Map<string, string>;
+  /** The same turns imported as chat history: each turn's time (epoch ms) → its key. */
+  historyTurnAt: Map<number, string>;
   entries: number;
   refusedTurns: { key: string; reason: string }[];
   /** Milliseconds each turn took to write, for the report. */
@@ -34,13 +37,15 @@ export interface LoadedConversation {
 }
 
 /**
- * Loads a conversation the way an agent keeps one: every turn goes through `remember_note`
+ * Loads a conversation the way an agent keeps one, twice: as memory and as chat history.
+ * As memory, every turn goes through `remember_note`
  * (the tool, by the registry, as MCP calls it) into the day log of the day it was said, with
  * the speaker in front of the words. Day-log entries rather than one Markdown note per
  * session because an entry is what an agent writes as the talk goes on, it is what
  * get_context and search_text return one by one, and it keeps each turn traceable to its
  * own id. The store's clock is the turn's time while it is written, so each entry is
- * recorded when it was said and recency ranks it as it would have in real use.
+ * recorded when it was said and recency ranks it as it would have in real use. As chat
+ * history, the sessions are Claude Code transcripts imported by the importer (historyTranscripts.ts).
  */
 export async function loadConversation(conv: EvalConversation, wasmPath: string): Promise<LoadedConversation> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-eval-'));
@@ -57,6 +62,7 @@ export async function loadConversation(conv: EvalConversation, wasmPath: string)
     clock,
     entryTurn: new Map(),
     turnText: new Map(),
+    historyTurnAt: new Map(),
     entries: 0,
     refusedTurns: [],
     writeMs: [],
@@ -68,6 +74,10 @@ export async function loadConversation(conv: EvalConversation, wasmPath: string)
   try {
     const rememberNote = registryTool('remember_note');
     for (const turn of conv.turns) await writeTurn(loaded, rememberNote, turn);
+    const { folder, turnAt } = writeHistoryTranscripts(conv, path.join(home, 'transcripts'));
+    const report = await services.importer.importPaths([folder]);
+    if (report.problems.length) throw new Error(`the conversation's transcripts did not import: ${report.problems[0]?.reason ?? ''}`);
+    loaded.historyTurnAt = turnAt;
   } catch (err) {
     loaded.close();
     throw err;

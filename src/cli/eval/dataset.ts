@@ -10,6 +10,8 @@ export interface EvalTurn {
   text: string;
   /** Epoch ms the turn was said (its session's date); turns are loaded in this order. */
   at: number;
+  /** The format's id of the session the turn belongs to (LoCoMo's session_N, LongMemEval's session id). */
+  session: string;
 }
 
 export interface EvalQuestion {

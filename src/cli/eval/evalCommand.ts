@@ -70,10 +70,15 @@ function summary(files: FileReport[]): string {
       continue;
     }
     lines.push(`${f.file} (${f.format}): ${f.questions_evaluated} of ${f.questions} questions evaluated over ${f.conversations} conversations, ${f.turns} turns`);
-    lines.push(`  ${'system'.padEnd(22)}recall@5  recall@10  items/reply`);
+    lines.push(`  ${'system'.padEnd(22)}recall@5  recall@10  items/reply  ms p50  ms p95`);
     for (const s of SYSTEMS) {
       const r = f.recall[s];
-      lines.push(`  ${s.padEnd(22)}${pct(r['recall@5']).padEnd(10)}${pct(r['recall@10']).padEnd(11)}${f.mean_items[s]}`);
+      const t = f.timing_ms;
+      lines.push(`  ${s.padEnd(22)}${pct(r['recall@5']).padEnd(10)}${pct(r['recall@10']).padEnd(11)}${String(f.mean_items[s]).padEnd(13)}${String(t.ask_median[s]).padEnd(8)}${t.ask_p95[s]}`);
+    }
+    if (f.by_type) {
+      lines.push(`  recall@10 by question type: ${SYSTEMS.join(' / ')}`);
+      for (const [type, per] of Object.entries(f.by_type)) lines.push(`    ${type.padEnd(20)}${SYSTEMS.map((s) => pct(per[s]['recall@10'])).join(' / ')}`);
     }
     const refused = SYSTEMS.filter((s) => f.refusals[s].count).map((s) => `${s} ${f.refusals[s].count}`);
     if (refused.length) lines.push(`  refused questions (counted as nothing retrieved): ${refused.join(', ')}`);

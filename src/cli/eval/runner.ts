@@ -30,7 +30,7 @@ export interface DatasetReport {
   refusals: PerSystem<{ count: number; first?: string }>;
   /** Mean ranked items per reply: get_context fills a token budget, so it may hold fewer than k. */
   mean_items: PerSystem<number>;
-  timing_ms: { write_turn_median: number; ask_median: PerSystem<number> };
+  timing_ms: { write_turn_median: number; ask_median: PerSystem<number>; ask_p95: PerSystem<number> };
   problems: string[];
   more_problems?: number;
 }
@@ -101,7 +101,7 @@ export async function runDataset(dataset: EvalDataset, opts: RunOptions): Promis
     ...(byType.size ? { by_type: Object.fromEntries([...byType].sort(([a], [b]) => a.localeCompare(b)).map(([type, t]) => [type, mapSystems(t, (x) => x.figures())])) } : {}),
     refusals,
     mean_items: mapSystems(items, (n) => (evaluated ? Math.round((n / evaluated) * 100) / 100 : 0)),
-    timing_ms: { write_turn_median: median(writeMs), ask_median: mapSystems(askMs, median) },
+    timing_ms: { write_turn_median: median(writeMs), ask_median: mapSystems(askMs, median), ask_p95: mapSystems(askMs, (xs) => quantile(xs, 0.95)) },
     problems: problems.slice(0, 20),
     ...(problems.length > 20 ? { more_problems: problems.length - 20 } : {}),
   };
@@ -127,4 +127,12 @@ export function median(xs: readonly number[]): number {
   const mid = s.length >> 1;
   const m = s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
   return Math.round(m * 100) / 100;
+}
+
+/** The nearest-rank quantile (p95: the value 95% of the asks took at most). */
+export function quantile(xs: readonly number[], q: number): number {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  const v = s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] as number;
+  return Math.round(v * 100) / 100;
 }

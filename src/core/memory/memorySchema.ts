@@ -98,6 +98,8 @@ const MIGRATIONS = [
   // search_text looks up the note chunks among its hits by docid, which scanned every chunk.
   'CREATE INDEX note_chunks_by_docid ON note_chunks(fts_docid);',
   NOTE_PATHS_MIGRATION,
+  // get_context reads the entries written just before and after each match in its day log.
+  'CREATE INDEX notes_by_path_time ON notes(path, created_at);',
 ];
 
 function applyFactSaved(db: Database, op: Operation): void {

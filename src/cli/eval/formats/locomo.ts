@@ -39,7 +39,7 @@ function readSample(sample: unknown, index: number, problems: string[]): EvalCon
     if (parsed === undefined) problems.push(`${id}: session_${n} has no readable date (${JSON.stringify(dateText)}); it was placed after the previous one`);
     const start = parsed ?? lastKnown + 3_600_000;
     lastKnown = start;
-    session.forEach((turn, t) => turns.push(readTurn(turn, `${where} (${id}) session_${n} turn ${t}`, start + t * TURN_SPACING_MS)));
+    session.forEach((turn, t) => turns.push(readTurn(turn, `${where} (${id}) session_${n} turn ${t}`, start + t * TURN_SPACING_MS, `session_${n}`)));
   }
   const keys = new Set(turns.map((t) => t.key));
   if (keys.size !== turns.length) throw new DatasetError(`${where} (${id}): two turns share a dia_id`);
@@ -49,13 +49,13 @@ function readSample(sample: unknown, index: number, problems: string[]): EvalCon
   return { id, turns: ordered, questions };
 }
 
-function readTurn(turn: unknown, where: string, at: number): EvalTurn {
+function readTurn(turn: unknown, where: string, at: number, session: string): EvalTurn {
   if (!isRecord(turn) || typeof turn.speaker !== 'string' || typeof turn.dia_id !== 'string' || typeof turn.text !== 'string') {
     throw new DatasetError(`${where}: a turn needs string "speaker", "dia_id" and "text"`);
   }
   // A shared photo is part of what was said: its caption is kept with the words.
   const caption = typeof turn.blip_caption === 'string' && turn.blip_caption.trim() ? ` [shared a photo: ${turn.blip_caption.trim()}]` : '';
-  return { key: turn.dia_id, speaker: turn.speaker, text: turn.text + caption, at };
+  return { key: turn.dia_id, speaker: turn.speaker, text: turn.text + caption, at, session };
 }
 
 function readQuestion(qa: unknown, id: string, keys: Set<string>, askedAt: number, problems: string[]): EvalQuestion {

@@ -45,7 +45,7 @@ function readQuestion(item: unknown, index: number, problems: string[]): EvalCon
     session.forEach((turn, t) => {
       if (!isRecord(turn)) throw new DatasetError(`${where} (${id}): session ${sessionId} turn ${t} is not an object`);
       const key = `${sessionId}#${t}`;
-      turns.push({ key, speaker: text(turn.role, `${where} (${id}): ${key} role`), text: text(turn.content, `${where} (${id}): ${key} content`), at: start + t * TURN_SPACING_MS });
+      turns.push({ key, speaker: text(turn.role, `${where} (${id}): ${key} role`), text: text(turn.content, `${where} (${id}): ${key} content`), at: start + t * TURN_SPACING_MS, session: sessionId });
       if (turn.has_answer === true) evidence.push(key);
     });
   });
