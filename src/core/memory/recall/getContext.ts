@@ -117,7 +117,10 @@ function byQuery(db: Database, version: number, now: number, words: string[], qu
     ...(window !== undefined ? { minDocid: window } : {}),
   });
   const hits = found.ok ? found.hits : [];
-  const ranked = withNeighbours(db, hits);
+  // Facts are all kept (they lead the reply); notes beyond the limit could never be shown.
+  const all = withNeighbours(db, hits);
+  let notesSeen = 0;
+  const ranked = all.filter((c) => c.ref.startsWith('fact:') || notesSeen++ < limit * 2);
   const facts = factsByIds(db, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5)));
   const entries = entriesByIds(db, ranked.filter((c) => c.ref.startsWith('entry:')).map((c) => c.ref));
   const chunks = chunksByDocids(db, ranked.filter((c) => c.ref.startsWith('note:')).map((c) => c.docid));
