@@ -124,7 +124,7 @@ describe('memory browser webview, real Chromium against a real store', () => {
     const sessions = section('sessions').locator('.row-session');
     const listed = new SessionBrowse(services.store).list({ limit: 25 });
     expect(await sessions.count()).toBe(listed.sessions.length);
-    // Newest first, each with its source and run count: the fixture's Claude Code sessions and this test's own tool calls.
+    // Newest first, each with its source and run count: the fixture's Claude Code sessions (tool calls are in the activity section, never here).
     const runs = new SessionBrowse(services.store).runCounts(listed.sessions.map((x) => x.id));
     expect(await sessions.locator('button').evaluateAll((els) => els.map((e) => e.getAttribute('data-session')))).toEqual(listed.sessions.map((x) => x.id));
     for (const [i, x] of listed.sessions.entries()) {
