@@ -80,7 +80,7 @@ class ActivityDocument implements vscode.TextDocumentContentProvider {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   /** The page the document shows, read by the command just before it opens or refreshes the document. */
-  page: ActivityPage = { rows: [], unreadable: 0 };
+  page: ActivityPage = { rows: [], total: 0, unreadable: 0 };
 
   constructor(private readonly home: string) {}
 

@@ -52,7 +52,7 @@ describe('recollect CLI', () => {
     expect(page.rows.map((r) => [r.client, r.tool, r.ok])).toEqual([['cli', 'chat_history', false], ['cli', 'search_text', true]]);
     expect(page.rows[1]!.input).toBe('{"query":"kestrels"}');
     const text = cli(home, 'activity', '--limit', '1');
-    expect(text.out).toMatch(/1 shown/);
+    expect(text.out).toMatch(/1 of 2 shown/);
     expect(text.out).toMatch(/cli\s+chat_history\s+refused .*needs a task_id/);
     expect(cli(home, 'activity', '--limit', 'x').code).toBe(2);
   });

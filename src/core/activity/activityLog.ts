@@ -15,6 +15,8 @@ const FILE_BYTES = 256 * 1024;
 export interface ActivityPage {
   /** Newest first. */
   rows: ActivityRow[];
+  /** Rows the log holds in all. */
+  total: number;
   /** Lines that could not be read as a row (a write torn by a crash, a line cut by a concurrent rotation). */
   unreadable: number;
 }
@@ -65,7 +67,7 @@ export class ActivityLog {
         else unreadable++;
       }
     }
-    return { rows: rows.reverse().slice(0, Math.max(0, limit)), unreadable };
+    return { rows: rows.reverse().slice(0, Math.max(0, limit)), total: rows.length, unreadable };
   }
 
   /** Under a lock, so two processes past the limit at once do not both rename (the second would set aside a file of a row or two). */

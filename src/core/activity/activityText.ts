@@ -2,7 +2,7 @@ import type { ActivityPage } from './activityLog';
 
 /** The activity log as a person reads it: one line per call, newest first, aligned where it helps. */
 export function activityText(page: ActivityPage, home: string): string {
-  const header = `Recollect's own tool calls on ${home}, newest first (${page.rows.length} shown)`;
+  const header = `Recollect's own tool calls on ${home}, newest first (${page.rows.length} of ${page.total} shown)`;
   if (!page.rows.length) return `${header}\n\nNo tool call has been recorded yet.\n`;
   const client = Math.max(...page.rows.map((r) => r.client.length));
   const tool = Math.max(...page.rows.map((r) => r.tool.length));
