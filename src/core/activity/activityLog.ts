@@ -9,7 +9,7 @@ export type { ActivityRow, ToolCall } from './activityRow';
 export const ACTIVITY_FILE = 'activity.jsonl';
 export const ACTIVITY_PREVIOUS = 'activity.1.jsonl';
 const ROTATE_LOCK = 'activity.lock';
-/** Each of the two files stays under this: about a thousand calls each, so a person sees the last day or so of a busy agent. */
+/** Each of the two files stays under this: five hundred calls or so each (a row is ~300 to 1,500 bytes). */
 const FILE_BYTES = 256 * 1024;
 
 export interface ActivityPage {
