@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXCERPT_CHARS } from '../../src/core/activity/activityRow';
 import { SessionBrowse } from '../../src/core/history/sessionBrowse';
 import { ResultWriter } from '../../src/core/results/resultWriter';
 import { openServices, type Services } from '../../src/core/services';
@@ -111,6 +112,11 @@ describe('the activity log', () => {
     ]);
     expect(rows[1]!.input).toContain('kestrels hover');
     expect(rows[0]!.result).toContain('needs a task_id');
+    // Input the schema refuses is noted too, cut to an excerpt.
+    await callTool(t, 'remember', { statement: 'z'.repeat(50_000) }, 'codex');
+    const [refused] = t.activity.recent(1).rows;
+    expect(refused).toMatchObject({ tool: 'remember', ok: false, result: expect.stringContaining('over the limit of 4000') });
+    expect(refused!.input.length).toBeLessThanOrEqual(EXCERPT_CHARS + 1);
     t.store.close();
   });
 
