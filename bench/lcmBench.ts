@@ -4,7 +4,6 @@ import { spawnSync } from 'node:child_process';
 import BetterSqlite3, { type Database as NativeDatabase } from 'better-sqlite3';
 import { HISTORY_FTS } from '../src/core/history/historySchema';
 import { BLOB_GRAMS_FILE } from '../src/core/lcm/blobGrams';
-import { EXCLUDED_SOURCES } from '../src/core/lcm/lcmConfig';
 import { compilePattern } from '../src/core/lcm/regexPattern';
 import { statColumns } from '../src/core/search/corpusStats';
 import { forgetLengths, heldLengths, noteJoinedRows } from '../src/core/search/docLengths';
@@ -74,14 +73,6 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
     t = nowMs();
     const dag = skipDag ? undefined : await s.lcm.buildAll();
     const dagMs = nowMs() - t;
-    // A real store also holds Recollect's own tool-call log (every tool call is recorded), which
-    // lcm_grep leaves out: some of it, so that exclusion costs what it costs in use.
-    const logged = ctx.arg('tool-log', 250);
-    // A reused store (--reuse) already holds the log of the run that imported it.
-    const already = Number(queryScalar(s.store.db, `SELECT count(*) FROM sessions s JOIN events e ON e.session_id = s.id WHERE s.source IN (${EXCLUDED_SOURCES.map(() => '?').join(',')})`, [...EXCLUDED_SOURCES]) ?? 0) / 2;
-    for (let i = already; i < logged; i++) {
-      await s.importer.recordInvocation({ client: 'bench', tool: 'lcm_grep', input: { pattern: FULL_TEXT_QUERIES[i % FULL_TEXT_QUERIES.length] }, result: { ok: true, matches: [{ snippet: `the file error in config ${i}: npm run dev` }] } });
-    }
     // What a long-lived process leaves behind: after its idle checkpoint it compacts a database
     // this size (compaction.ts: FTS4 optimize + VACUUM), and reads on from the compacted file.
     let compacted: Awaited<ReturnType<typeof s.store.compact>> | undefined;
@@ -147,7 +138,7 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
     const fts5Ms = nowMs() - t;
     const rankStmt = fts5.prepare(
       `SELECT rowid, bm25(t) AS score, snippet(t, 0, '[', ']', '…', 24) AS snippet, session_id, kind, created_at FROM t
-       WHERE t MATCH ? AND scope NOT IN (${EXCLUDED_SOURCES.map(() => '?').join(',')}) ORDER BY rank LIMIT 50`,
+       WHERE t MATCH ? ORDER BY rank LIMIT 50`,
     );
     const countStmt = fts5.prepare('SELECT count(*) FROM t WHERE t MATCH ?').pluck();
     progress(`lcm: full_text mode, ${FULL_TEXT_QUERIES.length} queries × ${rounds + 2} rounds`);
@@ -167,7 +158,7 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
         searchFts(s.store.db, HISTORY_FTS, { query: q, limit: 50, sort: 'relevance', now: Date.now() });
         if (keep) tm.scorer.push(nowMs() - t0);
         t0 = nowMs();
-        rankStmt.all(q5, ...EXCLUDED_SOURCES);
+        rankStmt.all(q5);
         if (keep) tm.base.push(nowMs() - t0);
       }
       ftRows.push({ q, tm, info, fts5Count: Number(countStmt.get(q5)) });
@@ -185,7 +176,6 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
     else note(compacted ? `compaction did not run: ${compacted.reason}` : 'not compacted (--no-compact): the FTS4 index keeps the segments the import left.');
     if (dag) result('summary DAG build (extractive), lcm.buildAll', `${ms(dagMs)}: ${dag.leaves} leaves, ${dag.condensed} condensed over ${dag.sessions} sessions`);
     else note('summary DAG not built (--no-dag): the default calls (scope both) search no summaries, and no message shows a coveredBy.');
-    note(`the store also holds ${logged} recorded tool calls (Recollect's own log, ${logged * 2} events), which lcm_grep leaves out.`);
     note(`regex: ours = lcm_grep tool (mode regex, scope messages, allConversations, sort relevance, limit 200: reads every candidate — the same full pass rg makes; from 1,000 blobs to read, a worker thread reads and decodes them while the main thread scans the inline rows, so both use up to two cores); default = the call an agent makes (scope both, sort recency, limit 50: stops at 50 matches). p50 of ${rounds} interleaved runs after one warm-up of ours.`);
     note(`rg = rg -c <pattern> over the ${stage.raw.files.toLocaleString('en-US')} raw files, spawn included, using both cores; rg -j1 = one thread. Counts differ by nature: rg counts matching lines of raw JSON, lcm_grep matching events (capped at 1,000 per event).`);
     table(

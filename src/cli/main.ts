@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ActivityLog } from '../core/activity/activityLog';
+import { activityText } from '../core/activity/activityText';
 import { isRefusal } from '../core/refusal';
 import { openServices, type Services } from '../core/services';
 import { resolveStoreHome } from '../core/store/home';
@@ -23,6 +25,7 @@ const USAGE = `recollect — durable local memory for coding agents
   recollect tool <name> '<json input>'   call one tool, print its JSON result
   recollect import <file-or-folder>...   import chat transcripts (VS Code, Copilot, Claude Code, Codex)
   recollect tools                        list the tools
+  recollect activity [--limit N] [--json]  Recollect's own recent tool calls, newest first (default 50)
   recollect mcp [--name <name>]          serve the tools over MCP (stdio); --name names this connection
   recollect serve [--port N]             serve MCP over Streamable HTTP on 127.0.0.1 (default port ${DEFAULT_PORT}),
                                          bearer token in <store>/mcp-http-token
@@ -68,6 +71,8 @@ async function main(argv: string[]): Promise<number> {
     case 'eval':
       if (!rest.length) return usage(EVAL_USAGE);
       return evalCommand(rest, path.join(__dirname, 'sql-wasm.wasm'));
+    case 'activity':
+      return showActivity(rest);
     case 'tools':
       for (const t of TOOLS) process.stdout.write(`${t.name}\t${t.family}\t${t.displayName}\n`);
       return EXIT.answered;
@@ -125,6 +130,17 @@ async function runTool(services: Services, name: string | undefined, json: strin
   const result = await invokeTool(tool, input, services, { client: 'cli', workspace: process.cwd() });
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   return isRefusal(result) ? EXIT.refused : EXIT.answered;
+}
+
+/** Reads the activity log beside the store without opening the store: it is not part of it. */
+function showActivity(args: string[]): number {
+  const limitText = option(args, '--limit');
+  const limit = limitText === undefined ? 50 : Number(limitText);
+  if (limitText === null || !Number.isInteger(limit) || limit < 1) return usage('recollect activity [--limit <1 or more>] [--json]');
+  const home = resolveStoreHome();
+  const page = new ActivityLog(home).recent(limit);
+  process.stdout.write(args.includes('--json') ? JSON.stringify(page, null, 2) + '\n' : activityText(page, home));
+  return EXIT.answered;
 }
 
 /** Runs until SIGINT/SIGTERM. Prints where the token is, never the token itself. */

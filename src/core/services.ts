@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { ActivityLog } from './activity/activityLog';
 import { ChaptersService } from './chapters/chaptersService';
 import { chaptersModule } from './chapters/chaptersSchema';
 import { errorModule } from './errors/errorSchema';
@@ -36,6 +37,8 @@ export const STORE_MODULES: readonly StoreModule[] = [memoryModule, historyModul
 /** The services a tool may call. Tools never touch SQL; the store stays behind these. */
 export interface Services {
   store: Store;
+  /** Recollect's own tool calls, for a person to see; beside the store, never part of it. */
+  activity: ActivityLog;
   memory: MemoryService;
   browse: MemoryBrowse;
   history: HistoryService;
@@ -78,6 +81,7 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
   const vault = new VaultService(store, semantic);
   const base = {
     store,
+    activity: new ActivityLog(store.home, () => store.now),
     memory: new MemoryService(store, vault, semantic),
     recall: new RecallService(store, vault, semantic),
     browse: new MemoryBrowse(store),

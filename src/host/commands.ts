@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { ActivityPage } from '../core/activity/activityLog';
+import { activityText } from '../core/activity/activityText';
 import type { ImportReport } from '../core/history/importer';
 import { vaultRoot } from '../core/memory/vault/vaultLayout';
 import type { Services } from '../core/services';
@@ -23,6 +25,7 @@ const MEMORY_VIEW_FOCUS = 'recollect.memory.focus';
 
 /** The command palette, as a table: id → what it does. package.json names the same ids. */
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
+  const activity = new ActivityDocument(deps.home);
   const table: Record<string, (...args: unknown[]) => unknown> = {
     'recollect.showLog': () => deps.log.show(),
     'recollect.openStoreFolder': () => vscode.env.openExternal(vscode.Uri.file(deps.home)),
@@ -45,6 +48,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       void vscode.window.showInformationMessage(text);
       return { ...status, sessions: history.sessions, bytes: size.bytes };
     },
+    'recollect.showActivity': () => showActivity(deps, activity),
     'recollect.rebuildIndex': () => rebuildIndex(deps),
     'recollect.exportMemory': (arg?: unknown) => exportMemoryCommand(deps, arg),
     'recollect.importMemory': () => importMemoryCommand(deps),
@@ -59,7 +63,48 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       return true;
     },
   };
-  return Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run));
+  return [
+    activity,
+    vscode.workspace.registerTextDocumentContentProvider(ACTIVITY_URI.scheme, activity),
+    ...Object.entries(table).map(([id, run]) => vscode.commands.registerCommand(id, run)),
+  ];
+}
+
+/** How many of the newest calls the activity document shows: enough for a person to find a call, small enough to open at once. */
+const ACTIVITY_SHOWN = 500;
+
+/** A read-only virtual document, so closing it never asks to save; each command run reads the log afresh. */
+const ACTIVITY_URI = vscode.Uri.from({ scheme: 'recollect-activity', path: '/Recollect Activity.log' });
+
+class ActivityDocument implements vscode.TextDocumentContentProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  /** The page the document shows, read by the command just before it opens or refreshes the document. */
+  page: ActivityPage = { rows: [], total: 0, unreadable: 0 };
+
+  constructor(private readonly home: string) {}
+
+  provideTextDocumentContent(): string {
+    return activityText(this.page, this.home);
+  }
+
+  refresh(page: ActivityPage): void {
+    this.page = page;
+    this.changed.fire(ACTIVITY_URI);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+/** Opens Recollect's own recent tool calls; returns what it showed. */
+async function showActivity(deps: CommandDeps, view: ActivityDocument) {
+  const page = (await deps.services).activity.recent(ACTIVITY_SHOWN);
+  view.refresh(page);
+  const doc = await vscode.workspace.openTextDocument(ACTIVITY_URI);
+  await vscode.window.showTextDocument(doc, { preview: true });
+  return page;
 }
 
 /** Replays the journal into a fresh database and search index, with progress, and says what it found. */

@@ -21,6 +21,7 @@ export function memoryOverview(services: Services, rows = SECTION_ROWS): Overvie
   const sessions = sessionBrowse.list({ limit: rows });
   const runs = sessionBrowse.runCounts(sessions.sessions.map((s) => s.id));
   const log = services.browse.dailyLog(rows);
+  const activity = services.activity.recent(rows);
   return {
     errors: {
       items: errors.records.map((r) => ({
@@ -56,5 +57,6 @@ export function memoryOverview(services: Services, rows = SECTION_ROWS): Overvie
     notes: services.browse.vaultNotes(rows),
     entities: services.browse.entities(rows),
     retired: services.browse.retired(rows),
+    activity: { items: activity.rows, total: activity.total },
   };
 }

@@ -39,4 +39,21 @@ describe('recollect CLI', () => {
   it('exits 2 on an unknown tool', () => {
     expect(cli(tempHome('cli'), 'tool', 'nope', '{}').code).toBe(2);
   });
+
+  it('`recollect activity` shows the calls of every process on the store, newest first, without entering the journal', () => {
+    const home = tempHome('cli');
+    expect(cli(home, 'tool', 'search_text', '{"query":"kestrels"}').code).toBe(0);
+    const journal = fs.readFileSync(path.join(home, 'journal.jsonl'));
+    expect(cli(home, 'tool', 'chat_history', '{"mode":"read"}').code).toBe(3);
+    expect(fs.readFileSync(path.join(home, 'journal.jsonl')).equals(journal)).toBe(true);
+    const json = cli(home, 'activity', '--json');
+    expect(json.code).toBe(0);
+    const page = JSON.parse(json.out) as { rows: { client: string; tool: string; ok: boolean; input: string }[]; unreadable: number };
+    expect(page.rows.map((r) => [r.client, r.tool, r.ok])).toEqual([['cli', 'chat_history', false], ['cli', 'search_text', true]]);
+    expect(page.rows[1]!.input).toBe('{"query":"kestrels"}');
+    const text = cli(home, 'activity', '--limit', '1');
+    expect(text.out).toMatch(/1 of 2 shown/);
+    expect(text.out).toMatch(/cli\s+chat_history\s+refused .*needs a task_id/);
+    expect(cli(home, 'activity', '--limit', 'x').code).toBe(2);
+  });
 });

@@ -36,7 +36,7 @@ describe('get_context', () => {
     for (let i = 0; i < 120; i++) {
       clock += 60_000;
       const scope = r.pick(['global', 'global', 'project:web']);
-      // Straight to the service: the tool path (and its action log) is exercised elsewhere.
+      // Straight to the service: the tool path is exercised elsewhere.
       await s.memory.saveFact({ subject: `${r.pick(WORDS)} ${r.pick(WORDS)}`, predicate: r.pick(['is', 'uses', 'rule', 'owner']), object: text(1, 30), scope }, 'vitest');
       await s.memory.remember({ statement: text(3, i % 10 === 0 ? 700 : 60), scope }, 'vitest');
     }
@@ -50,7 +50,7 @@ describe('get_context', () => {
       if (r.next() < 0.9) input.query = r.next() < 0.1 ? 'can I deploy on friday?' : text(1, 12);
       if (r.next() < 0.3) input.include_history = true;
       if (r.next() < 0.2) input.scope = r.pick(['global', 'project:web']);
-      // The tool's own schema, then its handler: the path every surface takes, minus the action log.
+      // The tool's own schema, then its handler: the path every surface takes, minus the activity log.
       const reply = s.recall.getContext(getContextTool.input.parse(input)) as Record<string, unknown>;
       expect(reply.ok, JSON.stringify(input)).toBe(true);
       const measured = countTokens(JSON.stringify(reply));

@@ -97,7 +97,6 @@ describe('history applier (new events in a few statements per operation)', () =>
     fs.utimesSync(json, new Date(), new Date(Date.now() + 5000));
     const rewritten = await s.importer.importPaths([json]);
     expect(rewritten.events).toBeGreaterThan(0);
-    await s.importer.recordInvocation({ client: 'test', tool: 'chat_history', input: { query: 'x' }, result: { ok: true } });
 
     const got = picture(s.store.db);
     const ref = await referencePicture(home);

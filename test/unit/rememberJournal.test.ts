@@ -16,7 +16,7 @@ function journalLines(home: string): Record<string, unknown>[] {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-/** The memory's own lines (a tool call also appends its action-log line, which is history). */
+/** The memory's own lines. */
 function memoryLines(home: string): Record<string, unknown>[] {
   return journalLines(home).filter((l) => String(l.op).startsWith('memory.'));
 }

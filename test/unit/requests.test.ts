@@ -282,19 +282,23 @@ describe('requests between agents (service level, real store)', () => {
     s.store.close();
   });
 
-  it('records connections (name, first and last seen) and survives a reopen', async () => {
+  it('records a connection once (name, first and last seen), journals nothing for its later calls, and survives a reopen', async () => {
     const home = tempHome('connections');
     let now = Date.parse('2026-11-20T09:00:00Z');
     const s = await openTemp(home, () => now);
     await s.requests.connections.seen('claude-code');
+    const journal = fs.readFileSync(path.join(home, 'journal.jsonl'));
     now += 60_000;
-    await s.requests.connections.seen('claude-code'); // within the refresh window: not journaled again
-    now += 11 * 60_000;
+    await s.requests.connections.seen('claude-code');
+    now += 11 * 60 * 60_000;
     await s.requests.connections.seen('claude-code');
     await s.requests.connections.seen('mcp-client');
+    expect(fs.readFileSync(path.join(home, 'journal.jsonl')).equals(journal)).toBe(true);
+    now += 60_000;
+    await s.requests.connections.seen('Claude-Code'); // a changed spelling is recorded, so the name shown is the current one
     s.store.close();
     const reopened = await openTemp(home, () => now);
-    expect(reopened.requests.connections.list()).toEqual([{ name: 'claude-code', first_seen_at: '2026-11-20T09:00:00.000Z', last_seen_at: '2026-11-20T09:12:00.000Z' }]);
+    expect(reopened.requests.connections.list()).toEqual([{ name: 'Claude-Code', first_seen_at: '2026-11-20T09:00:00.000Z', last_seen_at: '2026-11-20T20:02:00.000Z' }]);
     reopened.store.close();
   });
 });

@@ -16,19 +16,21 @@ function syncsOf(home: string, tool: string, input: object): string[] {
 }
 
 describe('fsyncs per tool call (strace on the real CLI)', () => {
-  it('a search is acknowledged without any sync, a remember with one journal sync; both are in the action log', () => {
+  it('a search writes nothing to the journal and syncs nothing, a remember journals its one line with one sync; the activity log has both', () => {
     const home = tempHome('syncs');
     execFileSync(process.execPath, [CLI, 'tool', 'memory_status', '{}'], { env: { ...process.env, RECOLLECT_HOME: home }, stdio: 'ignore' });
     const before = fs.statSync(path.join(home, 'journal.jsonl')).size;
 
-    // A read's action-log line rides unsynced until the next durable write (Store.commit).
     expect(syncsOf(home, 'search_text', { query: 'vite' })).toEqual([]);
+    expect(fs.statSync(path.join(home, 'journal.jsonl')).size).toBe(before);
     // One fdatasync for the journal line the caller is told about (the day file of the vault has its own fsync).
     const remember = syncsOf(home, 'remember', { statement: 'The build uses Vite 8', subject: 'build tool', predicate: 'is', object: 'Vite 8' });
     expect(remember.filter((l) => l.includes('fdatasync('))).toHaveLength(1);
 
     const added = fs.readFileSync(path.join(home, 'journal.jsonl')).subarray(before).toString('utf8');
     const ops = added.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { op: string }).op);
-    expect(ops).toEqual(['history.session.imported', 'memory.fact.remembered', 'history.session.imported']);
+    expect(ops).toEqual(['memory.fact.remembered']);
+    const activity = fs.readFileSync(path.join(home, 'activity.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { tool: string }).tool);
+    expect(activity).toEqual(['memory_status', 'search_text', 'remember']);
   });
 });

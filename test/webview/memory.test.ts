@@ -124,7 +124,7 @@ describe('memory browser webview, real Chromium against a real store', () => {
     const sessions = section('sessions').locator('.row-session');
     const listed = new SessionBrowse(services.store).list({ limit: 25 });
     expect(await sessions.count()).toBe(listed.sessions.length);
-    // Newest first, each with its source and run count: the fixture's Claude Code sessions and this test's own tool calls.
+    // Newest first, each with its source and run count: the fixture's Claude Code sessions (tool calls are in the activity section, never here).
     const runs = new SessionBrowse(services.store).runCounts(listed.sessions.map((x) => x.id));
     expect(await sessions.locator('button').evaluateAll((els) => els.map((e) => e.getAttribute('data-session')))).toEqual(listed.sessions.map((x) => x.id));
     for (const [i, x] of listed.sessions.entries()) {
@@ -139,6 +139,14 @@ describe('memory browser webview, real Chromium against a real store', () => {
     expect(await section('entities').locator('.row-entity').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('recollect build')]));
     expect(await section('retired').locator('.section-empty').textContent()).toContain('Nothing retired');
 
+    // Recollect's own calls (the setup's, newest first) come from the activity log, other agents' input as text.
+    const held = services.activity.recent(25);
+    const activity = section('activity').locator('.row-activity');
+    expect(await activity.count()).toBe(held.rows.length);
+    expect(await activity.locator('.badge').allTextContents()).toEqual(held.rows.map((r) => r.tool));
+    expect(held.rows.map((r) => r.tool)).toEqual(['index_memory', 'ask_agent', 'whats_new', 'chapters_rule_propose', 'write_error', 'remember_note']);
+    expect(await activity.nth(1).locator('.row-text').textContent()).toContain('<img src=x onerror=\\"window.__pwned=3\\">');
+
     expect(await page.locator('img').count()).toBe(0);
     expect(await pwned()).toBeUndefined();
     await page.screenshot({ path: path.join(SHOTS, 'memory-view-sections.png'), fullPage: true });
@@ -152,7 +160,7 @@ describe('memory browser webview, real Chromium against a real store', () => {
       await page.keyboard.press('Tab');
       reached.push(await page.evaluate(() => `${document.activeElement?.closest('[data-section]')?.getAttribute('data-section') ?? ''}:${document.activeElement?.className ?? ''}`));
     }
-    for (const id of ['recent', 'errors', 'rules', 'requests', 'sessions', 'log', 'notes', 'entities', 'retired']) expect(reached).toContain(`${id}:section-toggle`);
+    for (const id of ['recent', 'errors', 'rules', 'requests', 'sessions', 'log', 'notes', 'entities', 'retired', 'activity']) expect(reached).toContain(`${id}:section-toggle`);
     const toggle = section('errors').locator('.section-toggle');
     await toggle.focus();
     await page.keyboard.press('Enter');

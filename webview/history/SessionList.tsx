@@ -9,7 +9,6 @@ const SOURCE_NAMES: Record<string, string> = {
   'copilot-cli': 'Copilot CLI',
   'claude-code': 'Claude Code',
   codex: 'Codex',
-  recollect: 'Recollect tool calls',
 };
 
 export const sourceName = (s: string) => SOURCE_NAMES[s] ?? s;

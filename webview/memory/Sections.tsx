@@ -205,6 +205,28 @@ export function Sections({ overview: o, collapsed, onToggle, actions }: Props) {
       ) : (
         <Empty>Nothing retired. Retire on a fact, entry or note takes it out of recall without deleting it; it then waits here to be restored.</Empty>
       ))}
+
+      {section('activity', 'Activity', 'pulse', o.activity, o.activity.items.length ? (
+        <>
+          <p class="item-meta section-note">Recollect's own tool calls, newest first. Kept beside the memory, never recalled; <strong>Recollect: Show Activity</strong> shows more.</p>
+          <ul class="rows">
+            {o.activity.items.map((a, i) => (
+              <li class="row row-activity" key={`${a.at}-${i}`} data-ok={String(a.ok)}>
+                <div class="row-main">
+                  <span class={`badge${a.ok ? '' : ' badge-refused'}`}>{a.tool}</span>
+                  <span class="row-text untrusted">{a.input}</span>
+                </div>
+                <p class="row-detail untrusted activity-result">{a.ok ? '' : 'Refused: '}{a.result}</p>
+                <p class="item-meta">
+                  {a.client} · {a.ms} ms · <When at={a.at} />
+                </p>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        <Empty>No tool calls yet. Each call an agent makes to Recollect is noted here, outside the memory it searches.</Empty>
+      ))}
     </div>
   );
 }

@@ -110,6 +110,17 @@ export interface SessionItem {
   events: number;
 }
 
+/** One of Recollect's own tool calls, from the activity log beside the store (never part of what is recalled). */
+export interface ActivityItem {
+  at: string;
+  client: string;
+  tool: string;
+  ok: boolean;
+  ms: number;
+  input: string;
+  result: string;
+}
+
 /** Everything the browser's sections show besides facts: one request, so the sections agree with each other. */
 export interface Overview {
   errors: Listed<ErrorFix>;
@@ -120,6 +131,7 @@ export interface Overview {
   notes: Listed<NoteItem>;
   entities: Listed<EntityItem>;
   retired: Listed<RetiredItem>;
+  activity: Listed<ActivityItem>;
 }
 
 /**

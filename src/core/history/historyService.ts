@@ -48,7 +48,7 @@ export class HistoryService {
     const attempts: [string, SqlValue[], string][] = [];
     if (source && hint.workspace) attempts.push(['source = ? AND workspace = ?', [source, hint.workspace], `the newest ${source} session in ${hint.workspace}`]);
     if (source) attempts.push(['source = ?', [source], `the newest ${source} session`]);
-    attempts.push(["source != 'recollect'", [], 'the newest session of any source']);
+    attempts.push(['1 = 1', [], 'the newest session of any source']);
     for (const [where, params, how] of attempts) {
       const row = queryRows(this.store.db, `SELECT id, source, title, workspace FROM sessions WHERE ${where} ORDER BY updated_at DESC LIMIT 1`, params)[0];
       if (row) return { id: String(row.id), source: String(row.source), title: nullable(row.title), workspace: nullable(row.workspace), how };

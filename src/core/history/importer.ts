@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { newId } from '../ids';
 import type { Store } from '../store/store';
 import { queryRows } from '../store/sqlite';
 import type { Database, Statement } from '../store/sqlite';
-import type { FileImported, FilesImported, SessionChange, SessionHeader, SessionImported, StoredEvent } from './historySchema';
+import type { FileImported, FilesImported, SessionChange, SessionHeader, StoredEvent } from './historySchema';
 import type { ParsedEvent, ParsedSession, ParseProblem } from './parsedSession';
 import { detectTranscript, isSnapshotFormat } from './parsers/detect';
 import { ImportPipeline, Landing } from './importPipeline';
@@ -164,39 +163,6 @@ export class HistoryImporter {
     }
   }
 
-  /**
-   * Recollect's own tool calls are history too: each invocation, with its input and result, is
-   * one run of a per-client, per-day "recollect" session. Keys are fresh, so nothing is compared.
-   */
-  async recordInvocation(call: { client: string; workspace?: string | undefined; tool: string; input: unknown; result: object }): Promise<void> {
-    const at = this.store.now;
-    const id = newId(at);
-    const session: ParsedSession = {
-      source: 'recollect',
-      externalId: `${call.client}:${new Date(at).toISOString().slice(0, 10)}`,
-      title: `Recollect tool calls from ${call.client}`,
-      ...(call.workspace ? { workspace: call.workspace } : {}),
-      events: [
-        { key: `${id}:call`, kind: 'tool_call', text: JSON.stringify(call.input ?? {}), at, toolName: call.tool, callId: id, toolInput: call.input ?? {}, runKey: id },
-        { key: `${id}:result`, kind: 'tool_result', text: JSON.stringify(call.result), at, toolName: call.tool, callId: id, isError: (call.result as { ok?: unknown }).ok === false, runKey: id },
-      ],
-    };
-    // Nobody is told this record was kept, so it rides on the next synced write (see Store.commit).
-    await this.importSession('(recollect)', session, false, true, false);
-  }
-
-  private async importSession(file: string, session: ParsedSession, snapshot: boolean, fresh = false, durable = true): Promise<{ runs: number; events: number }> {
-    const prepared = this.prepareSession(file, session, (full) => this.store.blobs.put(full));
-    const diff = await this.store.commit((db) => {
-      const d = diffSession(fresh ? new Map() : existingKeys(db, prepared.header.id), prepared, snapshot, fresh);
-      if (!d.change) return { result: d };
-      const op: SessionImported = { op: 'history.session.imported', at: this.store.now, ...d.change };
-      return { op, result: d };
-    }, { durable });
-    if (diff.change) await this.notify(diff.change);
-    return { runs: diff.runs, events: diff.events };
-  }
-
   private async notify(change: SessionChange): Promise<void> {
     if (!change.upserts.length) return;
     for (const listener of this.listeners) await listener(change.session.id, change.upserts);
@@ -273,21 +239,17 @@ type Diff = { runs: number; events: number; change?: SessionChange };
  * commit, so on the latest state): only new or changed events are written, and for snapshot
  * formats vanished keys are removed. No change when the session is known and nothing differs.
  */
-function diffSession(existing: ReadonlyMap<string, string>, p: PreparedSession, snapshot: boolean, fresh = false): Diff {
+function diffSession(existing: ReadonlyMap<string, string>, p: PreparedSession, snapshot: boolean): Diff {
   const upserts = p.events.filter((e) => existing.get(e.key) !== e.hash);
   const present = new Set(p.events.map((e) => e.key));
   const removedKeys = snapshot ? [...existing.keys()].filter((k) => !present.has(k)) : [];
-  const known = existing.size > 0 || fresh;
+  const known = existing.size > 0;
   const counts = { runs: Object.keys(p.runIds).length, events: upserts.length };
   if (known && !upserts.length && !removedKeys.length) return counts;
   return { ...counts, change: { session: p.header, upserts, removedKeys, runIds: p.runIds } };
 }
 
 const EXISTING_KEYS = 'SELECT key, hash FROM events WHERE session_id = ?';
-
-function existingKeys(db: Database, sessionId: string): Map<string, string> {
-  return new Map(queryRows(db, EXISTING_KEYS, [sessionId]).map((r) => [String(r.key), String(r.hash)]));
-}
 
 /** The stored keys and hashes of one session after another, through one statement compiled once per batch (freed by `free`, within the commit). */
 class ExistingKeys {

@@ -3,7 +3,7 @@
  * format's quirks stay inside its own parser and the importer only ever sees this.
  */
 
-export type HistorySource = 'vscode-chat' | 'copilot-transcript' | 'copilot-cli' | 'claude-code' | 'codex' | 'recollect';
+export type HistorySource = 'vscode-chat' | 'copilot-transcript' | 'copilot-cli' | 'claude-code' | 'codex';
 
 export type EventKind = 'user' | 'assistant' | 'reasoning' | 'tool_call' | 'tool_result' | 'summary' | 'system' | 'unknown';
 

@@ -4,7 +4,7 @@ import { queryRows, queryScalar, type Database, type SqlValue } from '../store/s
 import { countTokens } from '../text/tokens';
 import { effectiveTimes, planLeafChunks, type PlanEvent } from './dagPlan';
 import { explore, fileNameFor, mimeTypeFor } from './exploration';
-import { EXCLUDED_SOURCES, type LcmConfig } from './lcmConfig';
+import type { LcmConfig } from './lcmConfig';
 import { uncondensed, type FileRecord, type SummariesAdded, type SummariesRemoved, type SummaryRecord } from './lcmSchema';
 import type { ChildSummary, LeafItem, Summariser } from './summariser';
 
@@ -88,7 +88,6 @@ export class DagBuilder {
 
   sessionsNeedingWork(): string[] {
     const c = this.config();
-    const excluded = EXCLUDED_SOURCES.map(() => '?').join(',');
     const rows = queryRows(
       this.store.db,
       `SELECT session_id FROM (
@@ -101,8 +100,8 @@ export class DagBuilder {
          UNION
          SELECT s.session_id FROM lcm_summaries s LEFT JOIN lcm_summary_parents p ON p.child_id = s.id
            WHERE p.parent_id IS NULL AND s.depth < ? GROUP BY s.session_id, s.depth HAVING count(*) >= ?
-       ) WHERE session_id IN (SELECT id FROM sessions WHERE source NOT IN (${excluded})) ORDER BY session_id`,
-      [c.freshTailEvents, c.maxDepth, c.condenseFanIn, ...EXCLUDED_SOURCES],
+       ) ORDER BY session_id`,
+      [c.freshTailEvents, c.maxDepth, c.condenseFanIn],
     );
     return rows.map((r) => String(r.session_id));
   }
@@ -119,8 +118,8 @@ export class DagBuilder {
   }
 
   private session(sessionId: string): SessionRow | undefined {
-    const r = queryRows(this.store.db, 'SELECT id, source, title, started_at, updated_at FROM sessions WHERE id = ?', [sessionId])[0];
-    if (!r || EXCLUDED_SOURCES.includes(String(r.source))) return undefined;
+    const r = queryRows(this.store.db, 'SELECT id, title, started_at, updated_at FROM sessions WHERE id = ?', [sessionId])[0];
+    if (!r) return undefined;
     return { id: String(r.id), title: str(r.title), startedAt: num(r.started_at), updatedAt: num(r.updated_at) };
   }
 

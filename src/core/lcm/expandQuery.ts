@@ -8,7 +8,7 @@ import { runExpandAgent, type AgentOutcome, type ExpandCallResult } from './expa
 import { excerptAnswer, type Bucket, type ExcerptAnswer } from './excerpts';
 import type { ExpandGrants } from './grants';
 import type { LanguageModelPort, ModelToolSpec } from './languageModel';
-import { EXCLUDED_SOURCES, type LcmConfig } from './lcmConfig';
+import type { LcmConfig } from './lcmConfig';
 import type { LcmReads } from './lcmReads';
 import { LCM_SUMMARY_FTS } from './lcmSchema';
 import { fitTokens } from './summariser';
@@ -200,7 +200,7 @@ export class ExpandQuery {
     const now = this.store.now;
     const sums = searchFts(db, LCM_SUMMARY_FTS, { query, limit: 200, sort: 'relevance', now, ...(scope.all ? {} : { scope: scope.sessionId }) });
     if (!sums.ok) return refuse(sums.reason);
-    const msgs = searchFts(db, HISTORY_FTS, { query, limit: 200, sort: 'relevance', now, ...(scope.all ? { excludeScopes: EXCLUDED_SOURCES } : { filters: { session_id: scope.sessionId } }) });
+    const msgs = searchFts(db, HISTORY_FTS, { query, limit: 200, sort: 'relevance', now, ...(scope.all ? {} : { filters: { session_id: scope.sessionId } }) });
     if (!msgs.ok) return refuse(msgs.reason);
     const sessionOfSummary = new Map(this.rowsIn('SELECT n AS k, id, session_id FROM lcm_summaries WHERE n IN', sums.hits.map((h) => h.docid)).map((r) => [Number(r.k), { id: String(r.id), sessionId: String(r.session_id) }]));
     const sessionOfMessage = new Map(this.rowsIn('SELECT id AS k, session_id FROM events WHERE id IN', msgs.hits.map((h) => h.docid)).map((r) => [Number(r.k), String(r.session_id)]));

@@ -46,6 +46,3 @@ export const DEFAULT_LCM_CONFIG: Readonly<LcmConfig> = {
   maxAgentTurns: 8,
   maxConversations: 3,
 };
-
-/** Sources from which no DAG is built: Recollect's own tool-call log would only echo earlier searches back. */
-export const EXCLUDED_SOURCES: readonly string[] = ['recollect'];

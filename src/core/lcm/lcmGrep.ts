@@ -9,10 +9,8 @@ import { BlobGrams, gramKeys, mayHold } from './blobGrams';
 import { presentHits, type Excerpter, type Hit, type Source } from './grepMatches';
 import { messageCandidates, summaryCandidates, type CandidateStatements, type Statement } from './grepCandidates';
 import type { ConversationScope } from './conversations';
-import { allMessages, ExcludedEvents } from './excludedEvents';
 import { FtsVocabulary, termTest } from './ftsVocabulary';
 import { literalCheck, regexSnippet, testText, type LiteralCheck, type Outcome } from './grepText';
-import { EXCLUDED_SOURCES } from './lcmConfig';
 import { LCM_SUMMARY_FTS } from './lcmSchema';
 import { compilePattern, ftsPrefilter, regexSyntaxIn, type CompiledPattern } from './regexPattern';
 
@@ -85,7 +83,6 @@ export interface LcmGrepOptions {
 export const DEFAULT_GREP_OPTIONS: LcmGrepOptions = { readAheadMin: 1000 };
 
 export class LcmGrep {
-  private readonly excluded: ExcludedEvents;
   private readonly vocabulary = new FtsVocabulary();
   private readonly grams: BlobGrams;
 
@@ -93,7 +90,6 @@ export class LcmGrep {
     private readonly store: Store,
     private readonly options: LcmGrepOptions = DEFAULT_GREP_OPTIONS,
   ) {
-    this.excluded = new ExcludedEvents(store);
     this.grams = new BlobGrams(store.home);
   }
 
@@ -116,12 +112,8 @@ export class LcmGrep {
     let total = 0;
     for (const source of sources(req.scope)) {
       const table = source === 'message' ? HISTORY_FTS : LCM_SUMMARY_FTS;
-      const r =
-        source === 'message'
-          ? scope.all
-            ? allMessages(db, common, this.excluded.docids())
-            : searchFts(db, table, { ...common, filters: { session_id: scope.sessionId } })
-          : searchFts(db, table, { ...common, ...(scope.all ? {} : { scope: scope.sessionId }) });
+      const narrow = scope.all ? {} : source === 'message' ? { filters: { session_id: scope.sessionId } } : { scope: scope.sessionId };
+      const r = searchFts(db, table, { ...common, ...narrow });
       if (!r.ok) return refuse(r.reason);
       total += r.total;
       matched.set(source, { match: r.match, total: r.total });
@@ -165,8 +157,7 @@ export class LcmGrep {
     const msg = source === 'message';
     const at = msg ? 'coalesce(e.created_at, s.updated_at, 0)' : 'coalesce(x.latest_at, x.created_at)';
     const where = new Conditions();
-    if (scope.all) where.add(`s.source NOT IN (${EXCLUDED_SOURCES.map(() => '?').join(',')})`, ...EXCLUDED_SOURCES);
-    else where.add(msg ? 'e.session_id = ?' : 'x.session_id = ?', scope.sessionId);
+    if (!scope.all) where.add(msg ? 'e.session_id = ?' : 'x.session_id = ?', scope.sessionId);
     where.addIf(req.since, `${at} >= ?`).addIf(req.before, `${at} < ?`);
     const prefilter = this.prefilter(source, pattern);
     // Large events come with their blob hash, so their text comes straight from the blob without a second visit to their row.

@@ -4,15 +4,10 @@ import { iso } from '../text/time';
 import { connectionKey, connectionProblem } from './connectionName';
 import type { ConnectionSeen } from './requestsSchema';
 
-/**
- * A seen connection is re-journaled only after this long, so a busy agent does not add a
- * journal line (and an fsync) to every call; `last_seen_at` is exact to within this much.
- */
-export const SEEN_REFRESH_MS = 10 * 60_000;
-
 export interface ConnectionRecord {
   name: string;
   first_seen_at: string;
+  /** Its first call, a changed spelling of its name or its latest whats_new, whichever came last. */
   last_seen_at: string;
 }
 
@@ -24,7 +19,11 @@ export interface ConnectionRecord {
 export class Connections {
   constructor(private readonly store: Store) {}
 
-  /** Records that `name` made a call. Unnamed connections are not recorded: nobody could address them. */
+  /**
+   * Records that `name` made a call. Journaled once per connection (and when its spelling
+   * changes), so the reads of a connection already known write nothing. Unnamed connections are
+   * not recorded: nobody could address them.
+   */
   async seen(name: string): Promise<void> {
     if (connectionProblem(name)) return;
     const key = connectionKey(name);
@@ -51,8 +50,8 @@ export class Connections {
   }
 
   private fresh(db: Database, key: string, name: string): boolean {
-    const row = queryRows(db, 'SELECT name, last_seen_at FROM connections WHERE key = ?', [key])[0];
+    const row = queryRows(db, 'SELECT name FROM connections WHERE key = ?', [key])[0];
     // A changed spelling ("Claude-Code" → "claude-code") is recorded at once so the name shown is the current one.
-    return !!row && String(row.name) === name.trim() && Number(row.last_seen_at) > this.store.now - SEEN_REFRESH_MS;
+    return !!row && String(row.name) === name.trim();
   }
 }

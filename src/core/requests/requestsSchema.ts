@@ -3,8 +3,9 @@ import type { StoreModule } from '../store/schema';
 import type { Database } from '../store/sqlite';
 
 /**
- * A named connection made a call (or connected). Journaled at most every few minutes per
- * connection, so `last_seen_at` is approximate and `first_seen_at` exact.
+ * A named connection made its first call (or connected), or called under a changed spelling of
+ * its name. Journaled only then, so `first_seen_at` is exact and `last_seen_at` moves only with
+ * the connection's journaled lines (this one, its whats_new mark).
  */
 export interface ConnectionSeen extends Operation {
   op: 'requests.connection.seen';

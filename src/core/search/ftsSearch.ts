@@ -32,17 +32,10 @@ export interface SearchRequest {
   now: number;
   /** Equality on the table's own extra columns (lcm_grep: session_id); names are checked, values bound. */
   filters?: Readonly<Record<string, SqlValue>>;
-  /** Scopes left out (lcm_grep leaves out Recollect's own tool-call log). */
-  excludeScopes?: readonly string[];
   /** Any phrase may match instead of every one (OR); BM25 sums what each match holds, so holding more ranks higher (chapters_rules, chapters_search's fallback). */
   anyPhrase?: boolean;
   /** Only rows from this docid on: FTS4 applies it while walking the doclists (get_context ranks only the newest matches of a word most rows hold). */
   minDocid?: number;
-  /**
-   * Rows left out after scoring (lcm_grep: Recollect's own tool-call log). Unlike a filter it
-   * reads no row, and, as with excludeScopes, the corpus statistics stay the whole table's.
-   */
-  excludeDocids?: ReadonlySet<number>;
   /**
    * The table's columns to read for the hits returned (search_text: body, ref, scope), in the
    * statement that reads created_at for the rows that can reach the top k when it can: each
@@ -117,7 +110,6 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   }
   const columns = req.columns ?? [];
   for (const column of columns) if (!isColumnName(column)) throw new Error(`search column "${column}" is not a column name`);
-  if (req.excludeScopes?.length) where.add(`scope NOT IN (${req.excludeScopes.map(() => '?').join(',')})`, ...req.excludeScopes);
   const sort = req.sort ?? 'relevance';
   // With a filter the content row is read anyway, so created_at comes along for free.
   const filtered = where.clauses.length > 1;
@@ -155,25 +147,15 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   const idfs = idf(stats);
   const tf = new Array<number>(phraseCount).fill(0);
   const scores = new Float64Array(count);
-  const skip = req.excludeDocids;
-  let skipped = 0;
   for (let i = 0, base = 0; i < count; i++, base += stride) {
-    if (skip?.has(docids[i] as number)) {
-      scores[i] = -Infinity; // below every real score, and never picked below
-      skipped++;
-      continue;
-    }
     for (let p = 0; p < phraseCount; p++) tf[p] = mi[base + p * cols] as number; // 'y' for phrase p, column 0
     scores[i] = bm25(tf, docLengths[i] as number, idfs, stats.avgDocLength);
   }
-  const kept = (i: number) => !skipped || !skip?.has(docids[i] as number);
-
   let ranked: Ranked[];
   let rows: Map<number, HitRow> | undefined;
   if (createdAt) {
     ranked = [];
     for (let i = 0; i < count; i++) {
-      if (!kept(i)) continue;
       const score = scores[i] as number;
       const at = createdAt[i] as number;
       ranked.push({ docid: docids[i] as number, bm25: score, createdAt: at, score: sortValue(sort, score, at, req.now) });
@@ -183,7 +165,7 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
     // that score are decided by created_at, then docid), so only those need created_at.
     const cut = kthLargest(scores, req.limit);
     const pick: number[] = [];
-    for (let i = 0; i < count; i++) if ((scores[i] as number) >= cut && kept(i)) pick.push(i);
+    for (let i = 0; i < count; i++) if ((scores[i] as number) >= cut) pick.push(i);
     const read = pick.length <= req.limit + EXTRA_ROWS_READ ? columns : [];
     const times = new Map<number, number>();
     const picked = readRows(db, table, pick.map((i) => docids[i] as number), read, times);
@@ -195,10 +177,10 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
     if (read.length) rows = picked;
   }
   const hits = topK(ranked, req.limit);
-  if (!req.columns) return { ok: true, hits, total: count - skipped, match: parsed.match };
+  if (!req.columns) return { ok: true, hits, total: count, match: parsed.match };
   // Rows read with created_at hold every hit; otherwise the shown hits are read now, in one statement.
   const shown = rows ?? readRows(db, table, hits.map((h) => h.docid), columns);
-  return { ok: true, hits, total: count - skipped, match: parsed.match, rows: new Map(hits.map((h) => [h.docid, shown.get(h.docid) ?? {}])) };
+  return { ok: true, hits, total: count, match: parsed.match, rows: new Map(hits.map((h) => [h.docid, shown.get(h.docid) ?? {}])) };
 }
 
 function isColumnName(name: string): boolean {

@@ -229,10 +229,10 @@ export class Store {
   /**
    * The only way to write. `decide` sees the latest state (every process's writes) and
    * returns the operation to record; the promise resolves once that operation is fsynced.
-   * `durable: false` is for records nobody is told were kept (Recollect's log of its own tool
-   * calls): the line is written without its own fsync and becomes durable with the next synced
-   * append by any process, since fdatasync flushes the whole file. A crash before that can lose
-   * only such lines, never an acknowledged write, and it halves the fsyncs of every tool call.
+   * `durable: false` writes the line without its own fsync (commitSyncingInBackground syncs it
+   * while the caller prepares its next write); it becomes durable with the next synced append by
+   * any process, since fdatasync flushes the whole file. The caller must not report it as kept
+   * before then.
    */
   async commit<D extends Decision<unknown>>(decide: (db: Database) => D, options: { durable?: boolean } = {}): Promise<D['result']> {
     const result = await this.lock.withLock(() => {

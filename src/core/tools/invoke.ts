@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ToolCall } from '../activity/activityLog';
 import { refuse, type Refusal } from '../refusal';
 import type { Services } from '../services';
 import type { ToolContext, ToolDefinition } from './toolDefinition';
@@ -7,20 +8,36 @@ import type { ToolContext, ToolDefinition } from './toolDefinition';
  * Validates the raw input against the tool's schema and runs it. Invalid input becomes a
  * refusal that says which argument and, for a limit, by how much — never a silent cut.
  * Internal failures (a broken store) are thrown, so each surface can report them as such.
+ * Every call, answered, refused or failed, is noted in the activity log (never in the history).
  */
 export async function invokeTool(tool: ToolDefinition, raw: unknown, services: Services, ctx: ToolContext): Promise<object> {
+  const started = performance.now();
+  const note = (input: unknown, outcome: { result: object } | { error: string }) =>
+    noteActivity(services, { client: ctx.client, tool: tool.name, input, ...outcome, ms: performance.now() - started });
   const parsed = tool.input.safeParse(raw ?? {});
-  if (!parsed.success) return inputRefusal(tool.name, parsed.error, raw);
-  const result = await tool.run(parsed.data, services, ctx);
-  if ((result as { ok?: unknown }).ok !== false) {
-    // The action log is history, not memory: failing to record it must not fail the call.
-    try {
-      await services.importer.recordInvocation({ client: ctx.client, workspace: ctx.workspace, tool: tool.name, input: parsed.data, result });
-    } catch {
-      // Deliberately ignored (see above).
-    }
+  if (!parsed.success) {
+    const refusal = inputRefusal(tool.name, parsed.error, raw);
+    await note(raw, { result: refusal });
+    return refusal;
   }
+  let result: object;
+  try {
+    result = await tool.run(parsed.data, services, ctx);
+  } catch (err) {
+    await note(parsed.data, { error: (err as Error).message ?? String(err) });
+    throw err;
+  }
+  await note(parsed.data, { result });
   return result;
+}
+
+/** The activity log is for a person to look at, not memory: failing to record a call must not fail it. */
+async function noteActivity(services: Services, call: ToolCall): Promise<void> {
+  try {
+    await services.activity.record(call);
+  } catch {
+    // Deliberately ignored (see above).
+  }
 }
 
 function inputRefusal(toolName: string, error: z.ZodError, raw: unknown): Refusal {

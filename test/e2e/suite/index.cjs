@@ -353,8 +353,13 @@ test('every contributed command is registered, and palette commands run', async 
   assert(typeof line === 'string' && line.includes(cli) && line.includes(`RECOLLECT_HOME=${process.env.RECOLLECT_HOME}`) && line.endsWith(' mcp'), `copyMcpCommand: ${line}`);
   const rebuilt = await vscode.commands.executeCommand('recollect.rebuildIndex');
   assert(rebuilt && rebuilt.skippedLines === 0 && rebuilt.facts === status.facts, `rebuildIndex: ${safeStringify(rebuilt)} (status had ${status.facts} facts)`);
+  // The tools this suite called above are in the activity log, not in the history.
+  const activity = await vscode.commands.executeCommand('recollect.showActivity');
+  assert(activity && Array.isArray(activity.rows) && activity.rows.some((r) => r.tool === 'remember'), `recollect.showActivity: ${truncate(safeStringify(activity))}`);
+  await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
   info.commands = contributed.length;
   info.rebuildMs = rebuilt.ms;
+  info.activityRows = activity.rows.length;
 });
 
 test('the notes language server starts for a vault note and answers with the extension host\'s memory', async (info) => {

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXCLUDED_SOURCES } from '../../../src/core/lcm/lcmConfig';
 import type { Services } from '../../../src/core/services';
 import { queryRows } from '../../../src/core/store/sqlite';
 import { transcriptFixtures } from '../helpers/fixtures';
@@ -12,7 +11,7 @@ const TAIL = SMALL_DAG.freshTailEvents as number;
 
 /** Archived events per session: all but the fresh tail, in seq order. */
 function archived(s: Services): Map<string, number[]> {
-  const rows = queryRows(s.store.db, `SELECT e.id, e.session_id FROM events e JOIN sessions x ON x.id = e.session_id WHERE x.source NOT IN (${EXCLUDED_SOURCES.map(() => '?').join(',')}) ORDER BY e.session_id, e.seq, e.id`, [...EXCLUDED_SOURCES]);
+  const rows = queryRows(s.store.db, 'SELECT e.id, e.session_id FROM events e ORDER BY e.session_id, e.seq, e.id');
   const by = new Map<string, number[]>();
   for (const r of rows) by.set(String(r.session_id), [...(by.get(String(r.session_id)) ?? []), Number(r.id)]);
   for (const [k, ids] of by) by.set(k, ids.slice(0, Math.max(0, ids.length - TAIL)));

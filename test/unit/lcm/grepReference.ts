@@ -1,4 +1,3 @@
-import { EXCLUDED_SOURCES } from '../../../src/core/lcm/lcmConfig';
 import { compilePattern, type CompiledPattern } from '../../../src/core/lcm/regexPattern';
 import type { Services } from '../../../src/core/services';
 import { queryRows } from '../../../src/core/store/sqlite';
@@ -8,9 +7,8 @@ import { queryRows } from '../../../src/core/store/sqlite';
 /** Every message or summary the regex matches, found the slow way: each full text read and tested. */
 export function bruteForce(s: Services, pattern: RegExp, what: 'messages' | 'summaries'): Set<number | string> {
   const found = new Set<number | string>();
-  const excluded = EXCLUDED_SOURCES.map(() => '?').join(',');
   if (what === 'messages') {
-    for (const r of queryRows(s.store.db, `SELECT e.id, e.text, e.blob FROM events e JOIN sessions x ON x.id = e.session_id WHERE x.source NOT IN (${excluded})`, [...EXCLUDED_SOURCES])) {
+    for (const r of queryRows(s.store.db, 'SELECT e.id, e.text, e.blob FROM events e')) {
       const text = typeof r.blob === 'string' ? s.store.blobs.get(r.blob)!.toString('utf8') : String(r.text);
       if (new RegExp(pattern.source, pattern.flags).test(text)) found.add(Number(r.id));
     }
@@ -25,9 +23,8 @@ export function bruteForce(s: Services, pattern: RegExp, what: 'messages' | 'sum
  * as the tool caps them), most first, then newest, then the higher id.
  */
 export function bruteRanked(s: Services, pattern: RegExp, what: 'messages' | 'summaries'): (number | string)[] {
-  const excluded = EXCLUDED_SOURCES.map(() => '?').join(',');
   const rows = what === 'messages'
-    ? queryRows(s.store.db, `SELECT e.id AS id, e.id AS n, coalesce(e.created_at, x.updated_at, 0) AS at, e.text, e.blob FROM events e JOIN sessions x ON x.id = e.session_id WHERE x.source NOT IN (${excluded})`, [...EXCLUDED_SOURCES])
+    ? queryRows(s.store.db, 'SELECT e.id AS id, e.id AS n, coalesce(e.created_at, x.updated_at, 0) AS at, e.text, e.blob FROM events e JOIN sessions x ON x.id = e.session_id')
     : queryRows(s.store.db, 'SELECT id, n, coalesce(latest_at, created_at) AS at, content AS text FROM lcm_summaries');
   const global = new RegExp(pattern.source, `${pattern.flags}g`);
   return rows

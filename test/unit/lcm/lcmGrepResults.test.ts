@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_FTS } from '../../../src/core/history/historySchema';
-import { EXCLUDED_SOURCES } from '../../../src/core/lcm/lcmConfig';
 import { LCM_SUMMARY_FTS } from '../../../src/core/lcm/lcmSchema';
 import { searchFts } from '../../../src/core/search/ftsSearch';
 import { topK, type Ranked } from '../../../src/core/search/rank';
@@ -13,16 +12,13 @@ import { importedFixtures } from './lcmFixture';
 
 /**
  * lcm_grep full_text answers, field by field, against a reference built the slow, obvious way:
- * the one scorer with the tool-call log filtered out, SQLite's own snippet() per hit, and one
+ * the one scorer, SQLite's own snippet() per hit, and one
  * plain lookup per field. Whatever lcm_grep does to save time must not change a single field.
  */
 
 let s: Services;
 beforeAll(async () => {
   s = await importedFixtures();
-  for (let i = 0; i < 30; i++) {
-    await s.importer.recordInvocation({ client: 'test', tool: 'lcm_grep', input: { pattern: 'ollama error' }, result: { ok: true, matches: [{ snippet: `ollama error ${i}: the config file` }] } });
-  }
 });
 afterAll(() => s.store.close());
 
@@ -60,7 +56,7 @@ function reference(query: string, scope: 'messages' | 'summaries' | 'both', sort
   const found: { ranked: Ranked; make: () => Match }[] = [];
   let total = 0;
   if (scope !== 'summaries') {
-    const r = searchFts(s.store.db, HISTORY_FTS, narrow.sessionId ? { ...req, filters: { session_id: narrow.sessionId } } : { ...req, excludeScopes: EXCLUDED_SOURCES });
+    const r = searchFts(s.store.db, HISTORY_FTS, narrow.sessionId ? { ...req, filters: { session_id: narrow.sessionId } } : req);
     if (!r.ok) throw new Error(r.reason);
     total += r.total;
     for (const h of r.hits) found.push({ ranked: h, make: () => referenceMessage(r.match, h) });
@@ -104,9 +100,8 @@ describe('lcm_grep full_text results', () => {
     // The two conversations with the most messages, so each search has something to rank.
     const convs = queryRows(
       s.store.db,
-      `SELECT s.rowid AS n, s.id FROM sessions s WHERE s.source NOT IN (${EXCLUDED_SOURCES.map(() => '?').join(',')})
+      `SELECT s.rowid AS n, s.id FROM sessions s
        ORDER BY (SELECT count(*) FROM events e WHERE e.session_id = s.id) DESC, s.rowid LIMIT 2`,
-      [...EXCLUDED_SOURCES],
     );
     const times = queryRows(s.store.db, 'SELECT created_at AS t FROM events WHERE created_at IS NOT NULL ORDER BY created_at').map((r) => Number(r.t));
     const since = times[Math.floor(times.length / 4)] as number;

@@ -4,6 +4,8 @@ import type { Services } from '../../../src/core/services';
 import { queryRows } from '../../../src/core/store/sqlite';
 import { invokeTool } from '../../../src/core/tools/invoke';
 import { findTool } from '../../../src/core/tools/registry';
+import { writeClaudeSession, type Step } from '../helpers/claudeTranscript';
+import { tempHome } from '../helpers/tempStore';
 import { importedFixtures } from './lcmFixture';
 
 let s: Services;
@@ -36,17 +38,19 @@ describe('lcm_grep regex through the index vocabulary', () => {
   });
 
   it('finds what was written a moment ago, before the store committed its batch, as index segments come and merge', async () => {
-    // The tool-call log is searchable by its conversation number; each call below also logs itself.
-    // Every write adds an index segment and every 16 at a level are merged into one a level up,
-    // so 40 rounds replace segments the vocabulary had already read.
+    // One transcript that grows by a turn each round, re-imported: every import adds an index
+    // segment and every 16 at a level are merged into one a level up, so 40 rounds replace
+    // segments the vocabulary had already read.
     const segments = () => queryRows(s.store.db, "SELECT level || ':' || idx || ':' || hex(root) AS k FROM history_fts_segdir").map((r) => String(r.k));
+    const dir = tempHome('vocabulary');
+    const steps: Step[] = [];
     let first: string[] = [];
     for (let round = 0; round < 40; round++) {
       const token = `zqCanary${round}Wordzq`;
-      await s.importer.recordInvocation({ client: 'test', tool: 'probe', input: { note: `calling get${token}Model now` }, result: { ok: true } });
-      const session = queryRows(s.store.db, "SELECT rowid AS n, id FROM sessions WHERE source = 'recollect' ORDER BY rowid DESC LIMIT 1")[0]!;
+      steps.push({ user: `calling get${token}Model now` });
+      await s.importer.importPaths([writeClaudeSession(dir, 'c0ffee00-0000-4000-8000-00000000beef', steps)]);
+      const session = queryRows(s.store.db, "SELECT rowid AS n, id FROM sessions WHERE external_id = 'c0ffee00-0000-4000-8000-00000000beef'")[0]!;
       const re = new RegExp(`${token.slice(2, -2).toUpperCase()}`, 'i');
-      // The reference first: the call below logs itself, pattern and all, once it has answered.
       const expected = bruteForce(String(session.id), re);
       const r = await grep({ pattern: `/${re.source}/i`, scope: 'messages', conversationId: Number(session.n), limit: 200 });
       expect(r.ok, r.reason).toBe(true);
