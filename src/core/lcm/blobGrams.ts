@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CompiledPattern } from './regexPattern';
+import { FILE_MODE } from '../store/fileWrites';
 
 /**
  * A compact, persistent summary of each large event's blob, so lcm_grep can tell without
@@ -93,7 +94,7 @@ export class BlobGrams {
     const data = Buffer.concat(this.pending);
     this.pending = [];
     try {
-      const fd = fs.openSync(this.file, 'a');
+      const fd = fs.openSync(this.file, 'a', FILE_MODE);
       try {
         const at = fs.fstatSync(fd).size;
         fs.writeSync(fd, data);
@@ -140,7 +141,7 @@ export class BlobGrams {
     const data = Buffer.concat(parts);
     const tmp = `${this.file}.${process.pid}.tmp`;
     try {
-      fs.writeFileSync(tmp, data);
+      fs.writeFileSync(tmp, data, { mode: FILE_MODE });
       fs.renameSync(tmp, this.file);
       this.readOffset = data.length;
     } catch {

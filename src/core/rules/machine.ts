@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { FILE_MODE } from '../store/fileWrites';
 
 /**
  * Which machine this process runs on, as rule approvals see it. Approvals are per machine so a
@@ -53,7 +54,7 @@ export class MachineIdentity {
   private create(id: string): void {
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
     try {
-      fs.writeFileSync(this.file, JSON.stringify({ ids: [id] }, null, 2) + '\n', { flag: 'wx' });
+      fs.writeFileSync(this.file, JSON.stringify({ ids: [id] }, null, 2) + '\n', { flag: 'wx', mode: FILE_MODE });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
@@ -62,7 +63,7 @@ export class MachineIdentity {
   private write(ids: string[]): void {
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
     const tmp = `${this.file}.tmp-${process.pid}`;
-    fs.writeFileSync(tmp, JSON.stringify({ ids }, null, 2) + '\n');
+    fs.writeFileSync(tmp, JSON.stringify({ ids }, null, 2) + '\n', { mode: FILE_MODE });
     fs.renameSync(tmp, this.file);
   }
 }

@@ -29,6 +29,8 @@ export interface DecidedEntry {
   fields: EntryFields;
   /** The vault version the decision saw, for the stale monitor. */
   versionBefore: number;
+  /** Takes the day file's write back if the operation cannot be journaled (Decision.undo). */
+  undo: () => void;
   result: { ok: true; saved: 'note'; id: string; path: string; day: string; scope: string; source: string; recorded_at: string; warning?: string };
 }
 
@@ -76,7 +78,7 @@ export class VaultService {
     if (bad) return refuse(`${bad}. Nothing was saved.`);
     const decided = await this.store.commit((db) => {
       const entry = this.decideEntry(db, input, client, factId, this.store.now);
-      return { op: entry.op, result: entry };
+      return { op: entry.op, result: entry, undo: entry.undo };
     });
     this.entryCommitted(decided);
     return decided.result;
@@ -98,8 +100,9 @@ export class VaultService {
     const id = `entry:${path}#${anchor}`;
     let file: FileStat | null = null;
     let fileError: string | undefined;
+    let undo = () => undefined as void;
     try {
-      file = appendEntryFile(db, this.root, path, day, { anchor, at, timezone: input.timezone ?? null, source, text: input.text });
+      ({ file, undo } = appendEntryFile(db, this.root, path, day, { anchor, at, timezone: input.timezone ?? null, source, text: input.text }));
     } catch (err) {
       // The store keeps the entry either way; index_memory writes the file once it can.
       fileError = `the entry is saved but its day file could not be written: ${(err as Error).message}`;
@@ -109,6 +112,7 @@ export class VaultService {
       op: { op: 'memory.note.added', at, ...fields },
       fields,
       versionBefore,
+      undo,
       result: { ok: true as const, saved: 'note' as const, id, path, day, scope, source, recorded_at: iso(at), ...(fileError ? { warning: fileError } : {}) },
     };
   }
