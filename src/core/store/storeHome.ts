@@ -48,8 +48,8 @@ export function prepareHome(home: string, journalName: string): { writable: bool
 /**
  * Existing stores were made 0755 with 0644 files. The home is made 0700 (which alone keeps
  * everyone else out of everything in it) and, once, when it was found open to others, every
- * file the store wrote in it is made 0600 and every folder 0700. The vault's Markdown files are
- * a person's own and keep the rights they have. An already tight home costs one stat.
+ * file the store wrote in it is made 0600 and every folder 0700. The vault's files are a
+ * person's own notes and keep the rights they have. An already tight home costs one stat.
  */
 function tighten(home: string): void {
   const st = fs.statSync(home);
@@ -58,7 +58,7 @@ function tighten(home: string): void {
   fs.chmodSync(home, FOLDER_MODE);
 }
 
-function walk(dir: string, top: boolean): void {
+function walk(dir: string, top: boolean, inVault = false): void {
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -68,11 +68,10 @@ function walk(dir: string, top: boolean): void {
   for (const entry of entries) {
     const full = path.join(dir, entry.name);
     if (entry.isSymbolicLink()) continue; // never follow a link out of the store
-    const vault = top && entry.name === VAULT_FOLDER;
     if (entry.isDirectory()) {
       chmodQuietly(full, FOLDER_MODE);
-      if (!vault) walk(full, false);
-    } else if (entry.isFile()) chmodQuietly(full, FILE_MODE);
+      walk(full, false, inVault || (top && entry.name === VAULT_FOLDER));
+    } else if (entry.isFile() && !inVault) chmodQuietly(full, FILE_MODE);
   }
 }
 
