@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CompiledPattern } from './regexPattern';
-import { FILE_MODE } from '../store/fileWrites';
+import { FILE_MODE, writeFully } from '../store/fileWrites';
 
 /**
  * A compact, persistent summary of each large event's blob, so lcm_grep can tell without
@@ -97,7 +97,13 @@ export class BlobGrams {
       const fd = fs.openSync(this.file, 'a', FILE_MODE);
       try {
         const at = fs.fstatSync(fd).size;
-        fs.writeSync(fd, data);
+        try {
+          writeFully(fd, data);
+        } catch (err) {
+          // No half record for the next append to follow; a peer's record appended meanwhile goes too, which costs only time.
+          fs.ftruncateSync(fd, at);
+          throw err;
+        }
         if (at === 0) for (const old of OLDER_FILES) fs.rmSync(path.join(path.dirname(this.file), old), { force: true });
         // What this process wrote is already known: skip it on the next refresh if nothing came between.
         if (at === this.readOffset) this.readOffset = at + data.length;

@@ -101,7 +101,12 @@ export class FileLock {
     const stale = owner ? ownerIsDead(owner) : Date.now() - stat.mtimeMs > OWNERLESS_STALE_MS;
     if (!stale) return;
     // Re-read just before removing, so a lock freshly re-taken by a live peer is left alone.
-    if (this.readOwner() === owner) fs.rmSync(this.lockPath, { force: true });
+    if (this.readOwner() !== owner) return;
+    try {
+      fs.rmSync(this.lockPath, { force: true });
+    } catch (err) {
+      throw asRefusedWrite(err, this.lockPath, 0); // a dead process's lock on a disk since made read-only
+    }
   }
 }
 

@@ -55,7 +55,7 @@ function tighten(home: string): void {
   const st = fs.statSync(home);
   if ((st.mode & 0o077) === 0) return;
   walk(home, true);
-  fs.chmodSync(home, FOLDER_MODE);
+  chmodQuietly(home, FOLDER_MODE);
 }
 
 function walk(dir: string, top: boolean, inVault = false): void {
