@@ -7,7 +7,7 @@ import { openServices } from '../../src/core/services';
 import { WriteRefusedError } from '../../src/core/store/errors';
 import { queryRows } from '../../src/core/store/sqlite';
 import { callTool } from './helpers/memoryCall';
-import { CLI } from './helpers/mcpClient';
+import { CLI, connectMcp } from './helpers/mcpClient';
 import { transcriptFixtures } from './helpers/fixtures';
 import { WASM_PATH } from './helpers/tempStore';
 import { mountTmpfs } from './helpers/tmpfsDisk';
@@ -107,6 +107,34 @@ describe.skipIf(skipped !== undefined)(`a full disk (8 MB tmpfs mounted by the t
     expect(JSON.stringify(after.json)).not.toContain('skipped');
     const again = cli(home, 'tool', 'remember', JSON.stringify({ statement: 'Saved once the disk had room again.' }));
     expect(again.json).toMatchObject({ ok: true });
+  }, 120_000);
+
+  it('a running MCP server refuses writes while the disk is full, keeps answering reads, and saves again once there is room', async () => {
+    const d = theDisk();
+    const home = path.join(d.dir, 'mcp', 'store');
+    const mcp = await connectMcp(home, 'disk-full-agent', { env: { HOME: path.join(home, '..') } });
+    try {
+      expect(await mcp.call('remember', { statement: 'The on-call rota lives in ops/rota.md.' })).toMatchObject({ ok: true });
+      d.fill(1);
+      const refused = statement('refused-by-server', 3_500);
+      for (const [tool, args] of [['remember', { statement: refused }], ['remember_note', { text: refused }], ['write_result', { content: `# Long\n\n${refused.repeat(3)}` }]] as const) {
+        const r = await mcp.client.callTool({ name: tool, arguments: args });
+        expect(r.isError).toBe(true);
+        const body = JSON.parse((r.content as { text: string }[])[0]!.text) as Record<string, unknown>;
+        expect(body).toMatchObject({ ok: false, reason: expect.stringMatching(/^the disk is full: /), budget: { unit: 'bytes' } });
+      }
+      expect(JSON.stringify(await mcp.call('get_context', { query: 'on-call rota' }))).toContain('ops/rota.md');
+      d.unfill();
+      expect(await mcp.call('remember', { statement: 'Saved by the same server once the disk had room.' })).toMatchObject({ ok: true });
+    } finally {
+      await mcp.close();
+    }
+    const journal = fs.readFileSync(path.join(home, 'journal.jsonl'), 'utf8');
+    for (const line of journal.split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+    expect(journal).not.toContain('refused-by-server');
+    expect(journal).toContain('ops/rota.md');
+    expect(journal).toContain('once the disk had room');
+    expect(filesUnder(home).filter((f) => f.endsWith('journal.lock') || f.includes('.tmp'))).toEqual([]);
   }, 120_000);
 
   it('keeps the good snapshot when a checkpoint does not fit, and a blob that does not fit is refused without a trace', async () => {

@@ -20,6 +20,9 @@ export class StoreBusyError extends Error {
  */
 export class WriteRefusedError extends Error {
   constructor(
+    /** What went wrong, for a caller that reports it inside a sentence of its own. */
+    readonly problem: string,
+    /** The whole refusal: the problem, that nothing was saved, and what to do. */
     readonly reason: string,
     readonly budget?: { limit: number; used: number; unit: 'bytes' },
   ) {

@@ -40,10 +40,8 @@ export function refusedWrite(err: unknown, file: string, needed: number): WriteR
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     const free = bytesFree(file) ?? 0;
-    return new WriteRefusedError(
-      `the disk is full: ${needed} bytes could not be written to ${file} (${free} bytes free on that disk). Nothing was saved; free some space on the disk and try again.`,
-      { limit: free, used: needed, unit: 'bytes' },
-    );
+    const problem = `the disk is full: ${needed} bytes could not be written to ${file} (${free} bytes free on that disk)`;
+    return new WriteRefusedError(problem, `${problem}. Nothing was saved; free some space on the disk and try again.`, { limit: free, used: needed, unit: 'bytes' });
   }
   if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return readOnlyStore(path.dirname(file), code);
   return undefined;
@@ -55,9 +53,10 @@ export function asRefusedWrite(err: unknown, file: string, needed: number): unkn
 }
 
 export function readOnlyStore(folder: string, code: string): WriteRefusedError {
-  const why = code === 'EROFS' ? 'is on a read-only disk' : 'may not be written by this user';
+  const problem = `the store folder ${folder} ${code === 'EROFS' ? 'is on a read-only disk' : 'may not be written by this user'}`;
   return new WriteRefusedError(
-    `the store folder ${folder} ${why}: memory can be read but nothing can be saved. Make the folder writable (or point RECOLLECT_HOME / recollect.storePath at a writable folder) and try again.`,
+    problem,
+    `${problem}: memory can be read but nothing can be saved. Make the folder writable (or point RECOLLECT_HOME / recollect.storePath at a writable folder) and try again.`,
   );
 }
 

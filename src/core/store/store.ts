@@ -443,7 +443,7 @@ export class Store {
       this.checkpoint();
     } catch (err) {
       if (!(err instanceof WriteRefusedError)) throw err;
-      this.warnOnce(`no checkpoint was written at close: ${err.reason}`);
+      this.warnOnce(`no checkpoint was written at close: ${err.problem}`);
     }
   }
 

@@ -13,6 +13,7 @@ import { dailyPath, vaultRoot } from './vaultLayout';
 import type { FileStat } from './vaultSchema';
 import { StaleMonitor, vaultVersion, type VaultChange } from './vaultState';
 import { appendEntryFile } from './vaultWriter';
+import { WriteRefusedError } from '../../store/errors';
 
 export interface EntryInput {
   text: string;
@@ -105,7 +106,7 @@ export class VaultService {
       ({ file, undo } = appendEntryFile(db, this.root, path, day, { anchor, at, timezone: input.timezone ?? null, source, text: input.text }));
     } catch (err) {
       // The store keeps the entry either way; index_memory writes the file once it can.
-      fileError = `the entry is saved but its day file could not be written: ${(err as Error).message}`;
+      fileError = `the entry is saved but its day file could not be written: ${err instanceof WriteRefusedError ? err.problem : (err as Error).message}`;
     }
     const fields: EntryFields = { id, path, day, text: input.text, scope, source, timezone: input.timezone ?? null, cites: input.cites ?? [], factId, file };
     return {
