@@ -41,15 +41,19 @@ function abandon(): void {
  * The job's phases (VACUUM INTO, the export, the encoding) each hold the main thread for seconds,
  * so neither 'disconnect' nor a check between phases notices an owner killed with -9 in time: the
  * child ran on for seconds and left a temp file the size of the snapshot. A thread of its own
- * looks every WATCH_MS whether the owner is still its parent (a dead owner's children are handed
- * to another process) and, once it is not, removes the temp file and kills this process.
+ * looks every WATCH_MS whether the owner is still its parent (on Linux and macOS a dead owner's
+ * children are handed to another process) and still exists (Windows keeps the old parent id),
+ * and once it is not, removes the temp file and kills this process.
  */
 const WATCH_MS = 100;
 const WATCHDOG = `
 const { workerData } = require('node:worker_threads');
 const fs = require('node:fs');
+const ownerExists = () => {
+  try { process.kill(workerData.owner, 0); return true; } catch (err) { return err.code !== 'ESRCH'; }
+};
 setInterval(() => {
-  if (process.ppid === workerData.owner) return;
+  if (process.ppid === workerData.owner && ownerExists()) return;
   try { fs.rmSync(workerData.out, { force: true }); } catch {}
   process.kill(process.pid, 'SIGKILL');
 }, workerData.everyMs);
