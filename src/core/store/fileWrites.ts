@@ -43,8 +43,20 @@ export function refusedWrite(err: unknown, file: string, needed: number): WriteR
     const problem = `the disk is full: ${needed} bytes could not be written to ${file} (${free} bytes free on that disk)`;
     return new WriteRefusedError(problem, `${problem}. Nothing was saved; free some space on the disk and try again.`, { limit: free, used: needed, unit: 'bytes' });
   }
-  if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return readOnlyStore(path.dirname(file), code);
+  if (code === 'EROFS') return readOnlyStore(path.dirname(file), code);
+  // EACCES and EPERM also mean a file held open elsewhere (a rename on Windows): read-only only if the folder says so.
+  if ((code === 'EACCES' || code === 'EPERM') && !folderWritable(path.dirname(file))) return readOnlyStore(path.dirname(file), code);
   return undefined;
+}
+
+/** Whether this process may create files in `dir` (access() sees a read-only mount and a missing permission alike). */
+export function folderWritable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `refusedWrite` when it applies, else the error as it was. */

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { StoreCorruptError } from './errors';
-import { asRefusedWrite, readOnlyStore, writeFully } from './fileWrites';
+import { StoreCorruptError, WriteRefusedError } from './errors';
+import { asRefusedWrite, folderWritable, readOnlyStore, writeFully } from './fileWrites';
 import { encodeLine, parseOperation, type JournalProblem, type Operation } from './journalLine';
 import { holdersUnaware, holdReaderMarkers, sealingPossible, type JournalFeature } from './journalHolders';
 import { LiveFile } from './journalLive';
@@ -89,7 +89,7 @@ export class Journal {
    */
   append(op: Operation, options: { sync: boolean } = { sync: true }): number {
     const fd = this.live.appendFd;
-    if (fd === undefined) throw readOnlyStore(path.dirname(this.path), 'EROFS');
+    if (fd === undefined) throw this.readOnly();
     if (this.replaced()) throw new Error(`journal ${this.path} was replaced while this process held the store lock; nothing was written`);
     const size = this.live.physicalSize();
     const prefix = size > this.live.headerLen && this.lastByte(size) !== NEWLINE ? '\n' : '';
@@ -108,6 +108,14 @@ export class Journal {
       }
     }
     return line.length;
+  }
+
+  /** Why a journal held for reading only refuses a line: its folder, or the file alone, could not be written at open. */
+  private readOnly(): WriteRefusedError {
+    const folder = path.dirname(this.path);
+    if (!folderWritable(folder)) return readOnlyStore(folder, 'EROFS');
+    const problem = `the journal ${this.path} could not be written when this process opened the store`;
+    return new WriteRefusedError(problem, `${problem}: memory can be read but nothing can be saved. Give its owner write permission on the file and try again.`);
   }
 
   /** Removes a partly written line; if even that fails, the fragment stays unterminated and is closed off by the next append (see append). */

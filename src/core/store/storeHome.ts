@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FILE_MODE, FOLDER_MODE } from './fileWrites';
+import { FILE_MODE, FOLDER_MODE, folderWritable } from './fileWrites';
 import { READ_ONLY_CODES } from './journalLive';
 import { VAULT_FOLDER } from '../memory/vault/vaultLayout';
 
@@ -37,7 +37,7 @@ export function prepareHome(home: string, journalName: string): { writable: bool
       }
     }
   }
-  const writable = canWrite(home);
+  const writable = folderWritable(home);
   if (!writable && !fs.existsSync(path.join(home, journalName))) {
     throw new StorePathError(`the store folder ${home} is read-only and holds no store yet, so there is nothing to read and nothing can be saved. Make it writable, or point RECOLLECT_HOME (or the recollect.storePath setting) at a writable folder.`);
   }
@@ -81,16 +81,6 @@ function chmodQuietly(file: string, mode: number): void {
     if ((st.mode & 0o777 & ~mode) !== 0) fs.chmodSync(file, (st.mode & 0o777) & mode);
   } catch {
     // Removed meanwhile, or not ours to change: the home's own 0700 still keeps others out.
-  }
-}
-
-/** Whether this process may create files in `dir` (access() sees a read-only mount and a missing permission alike). */
-function canWrite(dir: string): boolean {
-  try {
-    fs.accessSync(dir, fs.constants.W_OK);
-    return true;
-  } catch {
-    return false;
   }
 }
 
