@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openServices } from '../../src/core/services';
 import { WriteRefusedError } from '../../src/core/store/errors';
+import { MachineIdentity } from '../../src/core/rules/machine';
 import { queryRows } from '../../src/core/store/sqlite';
 import { callTool } from './helpers/memoryCall';
 import { CLI, connectMcp } from './helpers/mcpClient';
@@ -179,6 +180,24 @@ describe.skipIf(skipped !== undefined)(`a full disk (8 MB tmpfs mounted by the t
       reopened.store.close();
     }
   }, 60_000);
+
+  it('the machine id file appears whole or not at all: a full disk refuses it, an empty one left behind is replaced', () => {
+    const d = theDisk();
+    const home = path.join(d.dir, 'machine');
+    fs.mkdirSync(home, { recursive: true });
+    const file = path.join(home, 'machine.json');
+    const env = {};
+    d.fill(0);
+    expect(() => new MachineIdentity(file, env).ids()).toThrow(WriteRefusedError);
+    expect(fs.readdirSync(home)).toEqual([]);
+    d.unfill();
+    fs.writeFileSync(file, ''); // what an earlier build left after a full disk
+    const ids = new MachineIdentity(file, env).ids();
+    expect(ids).toHaveLength(1);
+    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new MachineIdentity(file, env).current()).toBe(ids[0]);
+    expect(fs.readdirSync(home)).toEqual(['machine.json']);
+  });
 
   it('a read-only store folder answers reads and refuses writes with a sentence saying what to do', () => {
     const d = theDisk();
