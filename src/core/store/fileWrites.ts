@@ -40,8 +40,11 @@ export function refusedWrite(err: unknown, file: string, needed: number): WriteR
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     const free = bytesFree(file) ?? 0;
-    const problem = `the disk is full: ${needed} bytes could not be written to ${file} (${free} bytes free on that disk)`;
-    return new WriteRefusedError(problem, `${problem}. Nothing was saved; free some space on the disk and try again.`, { limit: free, used: needed, unit: 'bytes' });
+    // A failed sync knows no byte count of its own: the file is named without one.
+    const what = needed > 0 ? `${needed} bytes could not be written to ${file}` : `${file} could not be written`;
+    const problem = `the disk is full: ${what} (${free} bytes free on that disk)`;
+    const reason = `${problem}. Nothing was saved; free some space on the disk and try again.`;
+    return needed > 0 ? new WriteRefusedError(problem, reason, { limit: free, used: needed, unit: 'bytes' }) : new WriteRefusedError(problem, reason);
   }
   if (code === 'EROFS') return readOnlyStore(path.dirname(file), code);
   // EACCES and EPERM also mean a file held open elsewhere (a rename on Windows): read-only only if the folder says so.

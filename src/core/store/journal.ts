@@ -150,7 +150,7 @@ export class Journal {
     const fd = this.live.appendFd;
     // close() synced everything before closing the descriptor; a read-only journal has nothing to sync.
     if (this.closed || fd === undefined) return Promise.resolve();
-    const p = new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    const p = new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(asRefusedWrite(err, this.path, 0)) : resolve())));
     this.syncRunning = p;
     const clear = () => {
       if (this.syncRunning === p) this.syncRunning = undefined;
