@@ -53,7 +53,8 @@ export function mountTmpfs(megabytes: number): TmpfsDisk | string {
       if (r.status !== 0) throw new Error(`remount failed: ${r.stderr}`);
     },
     unmount() {
-      spawnSync('umount', [dir]);
+      // A process of a failed test may still hold a file there: then detach it lazily, never leave it mounted.
+      if (spawnSync('umount', [dir]).status !== 0) spawnSync('umount', ['-l', dir]);
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
