@@ -6,7 +6,8 @@ import { isRefusal } from '../core/refusal';
 import { openServices, type Services } from '../core/services';
 import { resolveStoreHome } from '../core/store/home';
 import { setWasmCompilation } from '../core/store/sqlite';
-import { invokeTool } from '../core/tools/invoke';
+import { invokeTool, refusalOf } from '../core/tools/invoke';
+import { WriteRefusedError } from '../core/store/errors';
 import { languageModelToolsManifest } from '../core/tools/jsonSchema';
 import { findTool, TOOLS } from '../core/tools/registry';
 import { DEFAULT_PORT, startHttpServer } from './httpServer';
@@ -174,10 +175,15 @@ function openCliServices(): Promise<Services> {
   return openServices({ home: resolveStoreHome(), wasmPath: path.join(__dirname, 'sql-wasm.wasm') });
 }
 
+/** A write the store refused (a full disk, a read-only folder) is printed as the refusal it is, exit 3. */
 async function withServices(fn: (s: Services) => Promise<number>): Promise<number> {
   const services = await openCliServices();
   try {
     return await fn(services);
+  } catch (err) {
+    if (!(err instanceof WriteRefusedError)) throw err;
+    process.stdout.write(JSON.stringify(refusalOf(err), null, 2) + '\n');
+    return EXIT.refused;
   } finally {
     services.store.close();
   }

@@ -46,8 +46,13 @@ export async function exportMemoryCommand(deps: TransferDeps, arg?: unknown): Pr
   }
   // Written whole to a temp file and renamed, so a failed export never leaves half a document behind.
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, result.document);
-  fs.renameSync(tmp, file);
+  try {
+    fs.writeFileSync(tmp, result.document);
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true }); // a full disk leaves no half document beside the person's file
+    throw err;
+  }
   const bytes = Buffer.byteLength(result.document, 'utf8');
   deps.log.info(`exported memory to ${file}: ${bytes} bytes in ${result.pages} pages`);
   if (!hidden) {

@@ -28,12 +28,16 @@ describe('recollect CLI', () => {
     expect(cli(tempHome('cli'), 'tool', 'remember', '{not json').code).toBe(3);
   });
 
-  it('exits 1 on an internal failure and says why on stderr', () => {
+  it('exits 1 when the store cannot open and says why on stderr in a sentence, not an error code', () => {
     const file = path.join(tempHome('cli'), 'not-a-folder');
     fs.writeFileSync(file, 'x');
     const r = cli(file, 'tool', 'memory_status', '{}');
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/recollect: .*(EEXIST|ENOTDIR)/);
+    expect(r.err).toContain(`recollect: the store path ${file} is a file, not a folder: point RECOLLECT_HOME`);
+    const under = cli(path.join(file, 'store'), 'tool', 'memory_status', '{}');
+    expect(under.code).toBe(1);
+    expect(under.err).toContain(`recollect: the store path ${path.join(file, 'store')} lies under ${file}, which is a file, not a folder`);
+    expect(r.err + under.err).not.toMatch(/EEXIST|ENOTDIR/);
   });
 
   it('exits 2 on an unknown tool', () => {

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CompiledPattern } from './regexPattern';
+import { FILE_MODE, writeFully } from '../store/fileWrites';
 
 /**
  * A compact, persistent summary of each large event's blob, so lcm_grep can tell without
@@ -93,10 +94,16 @@ export class BlobGrams {
     const data = Buffer.concat(this.pending);
     this.pending = [];
     try {
-      const fd = fs.openSync(this.file, 'a');
+      const fd = fs.openSync(this.file, 'a', FILE_MODE);
       try {
         const at = fs.fstatSync(fd).size;
-        fs.writeSync(fd, data);
+        try {
+          writeFully(fd, data);
+        } catch (err) {
+          // No half record for the next append to follow; a peer's record appended meanwhile goes too, which costs only time.
+          fs.ftruncateSync(fd, at);
+          throw err;
+        }
         if (at === 0) for (const old of OLDER_FILES) fs.rmSync(path.join(path.dirname(this.file), old), { force: true });
         // What this process wrote is already known: skip it on the next refresh if nothing came between.
         if (at === this.readOffset) this.readOffset = at + data.length;
@@ -140,7 +147,7 @@ export class BlobGrams {
     const data = Buffer.concat(parts);
     const tmp = `${this.file}.${process.pid}.tmp`;
     try {
-      fs.writeFileSync(tmp, data);
+      fs.writeFileSync(tmp, data, { mode: FILE_MODE });
       fs.renameSync(tmp, this.file);
       this.readOffset = data.length;
     } catch {

@@ -99,7 +99,7 @@ export class MemoryService {
       // The sentence goes to the day log in the same operation: one durable append per remember.
       const entry = this.vault.decideEntry(db, { text: statement, scope, source, cites, timezone }, client, fact.id, at);
       const op: FactRemembered = { ...fact, op: 'memory.fact.remembered', entry: entry.fields };
-      return { op, result: { id: fact.id, at, previous, entry } };
+      return { op, result: { id: fact.id, at, previous, entry }, undo: entry.undo };
     });
     if (saved.entry) this.vault.entryCommitted(saved.entry);
     const noteId = saved.entry?.result.id ?? null;

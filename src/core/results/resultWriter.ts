@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { refuse, type Refusal } from '../refusal';
 import { checkHtml } from './htmlCheck';
+import { bytesFree } from '../store/fileWrites';
 
 export type ResultFormat = 'md' | 'html';
 
@@ -127,6 +128,13 @@ async function saveNew(dir: string, base: string, ext: string, content: string):
     }
     return refuse(`${MAX_SUFFIX} reports named ${base} already exist in ${dir}. Nothing was written.`);
   } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') {
+      // writeFile wrote what fitted before the error; the temp file goes in `finally`.
+      const needed = Buffer.byteLength(content, 'utf8');
+      const free = bytesFree(dir) ?? 0;
+      return refuse(`the disk is full: the ${needed}-byte result does not fit in ${dir} (${free} bytes free on that disk). Nothing was written; free some space, or set recollect.outputDirectory to a folder on another disk, and try again.`, { limit: free, used: needed, unit: 'bytes' });
+    }
     return refuse(`could not write in ${dir}: ${(err as Error).message}. Nothing was written.`);
   } finally {
     await fs.promises.rm(temp, { force: true });

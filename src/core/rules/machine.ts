@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { asRefusedWrite, FILE_MODE, writeFully } from '../store/fileWrites';
 
 /**
  * Which machine this process runs on, as rule approvals see it. Approvals are per machine so a
@@ -49,20 +50,51 @@ export class MachineIdentity {
     }
   }
 
-  /** The first id, created exclusively: when two processes start at once, the first file wins and both read it. */
+  /**
+   * The first id, created exclusively: when two processes start at once, the first file wins and
+   * both read it. The file appears whole or not at all (a temp file linked into place), since an
+   * empty one left by a full disk would read as no id and could never be created again; one left
+   * so by an earlier build is replaced.
+   */
   private create(id: string): void {
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    const tmp = this.writeTemp([id]);
     try {
-      fs.writeFileSync(this.file, JSON.stringify({ ids: [id] }, null, 2) + '\n', { flag: 'wx' });
+      fs.linkSync(tmp, this.file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (!this.read().length) fs.renameSync(tmp, this.file);
+    } finally {
+      fs.rmSync(tmp, { force: true });
     }
   }
 
   private write(ids: string[]): void {
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.tmp-${process.pid}`;
-    fs.writeFileSync(tmp, JSON.stringify({ ids }, null, 2) + '\n');
-    fs.renameSync(tmp, this.file);
+    const tmp = this.writeTemp(ids);
+    try {
+      fs.renameSync(tmp, this.file);
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+  }
+
+  /** A whole, synced temp file beside the ids' file; on a full disk nothing is left and the write is refused. */
+  private writeTemp(ids: string[]): string {
+    const tmp = `${this.file}.tmp-${process.pid}-${randomUUID().slice(0, 8)}`;
+    const data = Buffer.from(JSON.stringify({ ids }, null, 2) + '\n', 'utf8');
+    try {
+      const fd = fs.openSync(tmp, 'wx', FILE_MODE);
+      try {
+        writeFully(fd, data);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw asRefusedWrite(err, this.file, data.length);
+    }
+    return tmp;
   }
 }

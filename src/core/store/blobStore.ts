@@ -5,6 +5,7 @@ import { brotliCompress, brotliCompressSync, brotliDecompressSync, constants as 
 import { promisify } from 'node:util';
 import { replaceFileDurably } from './durableFile';
 import { FolderSyncs, replaceFileDurablyInBackground } from './durableFileAsync';
+import { asRefusedWrite, FOLDER_MODE } from './fileWrites';
 
 /**
  * Brotli quality for blobs at rest. Measured on the 100 MB bench's 1,925 blobs (18.1 MB):
@@ -47,7 +48,20 @@ export class BlobStore {
   private readonly folderMade = new Set<string>();
 
   constructor(private readonly root: string) {
-    fs.mkdirSync(root, { recursive: true });
+    // A read-only store may have no blob folder yet: reads find nothing, writes are refused.
+    try {
+      fs.mkdirSync(root, { recursive: true, mode: FOLDER_MODE });
+    } catch {
+      // See above.
+    }
+  }
+
+  private makeFolder(dir: string, needed: number): void {
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: FOLDER_MODE });
+    } catch (err) {
+      throw asRefusedWrite(err, dir, needed);
+    }
   }
 
   /** Stores content compressed (when that saves enough); its hash addresses it either way. */
@@ -58,7 +72,7 @@ export class BlobStore {
     const packed = plain + COMPRESSED_SUFFIX;
     if (fs.existsSync(packed) || fs.existsSync(plain)) return hash;
     const compressed = brotliCompressSync(bytes, brotliOptions(bytes));
-    fs.mkdirSync(path.dirname(plain), { recursive: true });
+    this.makeFolder(path.dirname(plain), compressed.length);
     if (worthCompressing(bytes, compressed)) replaceFileDurably(packed, compressed);
     else replaceFileDurably(plain, bytes);
     return hash;
@@ -80,7 +94,7 @@ export class BlobStore {
     if (fs.existsSync(packed) || fs.existsSync(plain)) return { hash, durable: Promise.resolve() };
     const dir = path.dirname(plain);
     if (!this.folderMade.has(dir)) {
-      fs.mkdirSync(dir, { recursive: true });
+      this.makeFolder(dir, bytes.length);
       this.folderMade.add(dir);
     }
     const durable = (async () => {
@@ -105,7 +119,7 @@ export class BlobStore {
     const hash = sha256(bytes);
     const plain = this.plainPath(hash);
     if (fs.existsSync(plain)) return hash;
-    fs.mkdirSync(path.dirname(plain), { recursive: true });
+    this.makeFolder(path.dirname(plain), bytes.length);
     replaceFileDurably(plain, bytes);
     return hash;
   }

@@ -5,7 +5,7 @@ import { identityOf, sameIdentity, type CompactedFile } from './compactionJob';
 import type { CompactionReply, CompactionRequest } from './compactionWorker';
 import { replaceFileDurably, syncFolder } from './durableFile';
 import type { FileLock } from './fileLock';
-import { processAlive } from './processAlive';
+import { removeDeadTemps } from './strayTemps';
 
 /** What `Store.compact()` did: the snapshot was replaced by its table-ordered copy, or why not. */
 export type CompactResult =
@@ -24,7 +24,6 @@ export const COMPACT_MIN_BYTES = 16 * 1024 * 1024;
 /** Growth since the last compaction that makes the next one worth its cost (seconds, two copies in memory). */
 export const COMPACT_GROWTH = 0.25;
 const RECORD = 'store.compaction.json';
-const TEMP = /^store\.sqlite\.tmp-(\d+)-compact$/;
 
 export interface CompactorOptions {
   home: string;
@@ -47,7 +46,7 @@ export interface CompactorOptions {
  * under the store lock only if the snapshot is still the file that was compacted: a checkpoint
  * by any process meanwhile wins, and the compacted copy is discarded (the next idle checkpoint
  * may try again). Until the rename the old snapshot is untouched, so a crash loses nothing;
- * a dead process's temp file is removed by the next compaction.
+ * a dead process's temp file is removed by the next open or compaction (strayTemps.ts).
  */
 export class Compactor {
   private running: Promise<CompactResult> | undefined;
@@ -97,7 +96,7 @@ export class Compactor {
     if (this.closed) return refuse('the store is closing');
     if (!fs.existsSync(snapshotFile)) return refuse('there is no snapshot to compact yet');
     if (!fs.existsSync(workerPath)) return refuse(`the compaction worker ${workerPath} is missing from this build`);
-    this.removeDeadTemps();
+    removeDeadTemps(path.dirname(snapshotFile));
     const out = `${snapshotFile}.tmp-${process.pid}-compact`;
     let file: CompactedFile;
     let childMaxRss: number;
@@ -143,15 +142,6 @@ export class Compactor {
       });
       child.send(request);
     });
-  }
-
-  /** A compaction killed before its rename leaves a temp file the size of the snapshot. */
-  private removeDeadTemps(): void {
-    const dir = path.dirname(this.options.snapshotFile);
-    for (const name of fs.readdirSync(dir)) {
-      const pid = Number(TEMP.exec(name)?.[1] ?? NaN);
-      if (Number.isInteger(pid) && pid !== process.pid && !processAlive(pid)) fs.rmSync(path.join(dir, name), { force: true });
-    }
   }
 }
 

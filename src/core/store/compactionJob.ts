@@ -4,6 +4,7 @@ import { DatabaseFile } from './databaseFile';
 import { encodePagedSync } from './pagedFrame';
 import { openSnapshot } from './snapshot';
 import { queryRows, queryScalar } from './sqlite';
+import { FILE_MODE, removeQuietly, writeFully } from './fileWrites';
 
 /**
  * Chunk size of a compacted snapshot (the frame records it; checkpoints keep it). Once tables lie
@@ -157,13 +158,13 @@ function fileOf(db: object): string {
 
 /** The temp file is complete and on disk before anyone may rename it over the snapshot. */
 function writeSynced(file: string, parts: Buffer[]): void {
-  const fd = fs.openSync(file, 'w');
+  const fd = fs.openSync(file, 'w', FILE_MODE);
   try {
-    for (const p of parts) fs.writeSync(fd, p);
+    for (const p of parts) writeFully(fd, p);
     fs.fsyncSync(fd);
   } catch (err) {
     fs.closeSync(fd);
-    fs.rmSync(file, { force: true });
+    removeQuietly(file);
     throw err;
   }
   fs.closeSync(fd);

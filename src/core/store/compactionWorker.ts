@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { compactSnapshot, type CompactedFile } from './compactionJob';
 import { loadSqlJs } from './sqlite';
 
@@ -36,8 +37,36 @@ function abandon(): void {
   process.exit(0);
 }
 
+/**
+ * The job's phases (VACUUM INTO, the export, the encoding) each hold the main thread for seconds,
+ * so neither 'disconnect' nor a check between phases notices an owner killed with -9 in time: the
+ * child ran on for seconds and left a temp file the size of the snapshot. A thread of its own
+ * looks every WATCH_MS whether the owner is still its parent (on Linux and macOS a dead owner's
+ * children are handed to another process) and still exists (Windows keeps the old parent id),
+ * and once it is not, removes the temp file and kills this process.
+ */
+const WATCH_MS = 100;
+const WATCHDOG = `
+const { workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+const ownerExists = () => {
+  try { process.kill(workerData.owner, 0); return true; } catch (err) { return err.code !== 'ESRCH'; }
+};
+setInterval(() => {
+  if (process.ppid === workerData.owner && ownerExists()) return;
+  try { fs.rmSync(workerData.out, { force: true }); } catch {}
+  process.kill(process.pid, 'SIGKILL');
+}, workerData.everyMs);
+`;
+
+function watchOwner(out: string): void {
+  const watchdog = new Worker(WATCHDOG, { eval: true, workerData: { owner: process.ppid, out, everyMs: WATCH_MS } });
+  watchdog.unref(); // never what keeps this process alive
+}
+
 process.once('message', (message: CompactionRequest) => {
   request = message;
+  watchOwner(message.out);
   const maxRss = () => process.resourceUsage().maxRSS * 1024;
   loadSqlJs(message.wasmPath)
     .then((SQL) => compactSnapshot(SQL, message.snapshotFile, message.out, { collectGarbage }))

@@ -1,22 +1,36 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { asRefusedWrite, FILE_MODE, removeQuietly, writeFully } from './fileWrites';
 
 /**
  * Replaces `file` with `data` so that a crash leaves either the old file or the whole new one:
  * write a temp file beside it, sync it, rename it over, and sync the folder so the rename holds.
+ * The rename happens only once every byte was written and synced; on any failure before it the
+ * temp file is removed and `file` is untouched (a full disk becomes a WriteRefusedError).
  */
 export function replaceFileDurably(file: string, data: Uint8Array | string): void {
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const fd = fs.openSync(tmp, 'w');
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  const tmp = tempBeside(file);
   try {
-    fs.writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
+    const fd = fs.openSync(tmp, 'w', FILE_MODE);
+    try {
+      writeFully(fd, bytes);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    removeQuietly(tmp);
+    throw asRefusedWrite(err, file, bytes.length);
   }
-  fs.renameSync(tmp, file);
   syncFolder(path.dirname(file));
+}
+
+/** A temp name beside `file` that names its process, so the next open can tell a dead writer's leftovers (strayTemps.ts). */
+export function tempBeside(file: string): string {
+  return `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
 export function syncFolder(dir: string): void {

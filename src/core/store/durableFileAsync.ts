@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { tempBeside } from './durableFile';
+import { asRefusedWrite, FILE_MODE, removeQuietly, writeFully } from './fileWrites';
 
 /**
  * `replaceFileDurably` on the thread pool: write a temp file, fsync it, rename it over `file`,
@@ -9,19 +10,25 @@ import { randomBytes } from 'node:crypto';
  * working meanwhile, and several such writes wait on the disk together instead of in a row.
  */
 export async function replaceFileDurablyInBackground(file: string, data: Uint8Array, folders: FolderSyncs): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = tempBeside(file);
   // Only the fsyncs wait on the disk: the write, close and rename land in the page cache, so
   // they run here. Sent to the thread pool too, they queue behind the fsyncs there (4 threads)
   // and each blob needs more turns of the caller's event loop; in one bench run each (load ~14
   // on 2 cores, so only a hint) that import spent 28 s in those turns against 5 s.
-  const fd = fs.openSync(tmp, 'w');
+  // As in replaceFileDurably, a short or failed write or sync never reaches the rename.
   try {
-    fs.writeSync(fd, data);
-    await fsyncAsync(fd);
-  } finally {
-    fs.closeSync(fd);
+    const fd = fs.openSync(tmp, 'w', FILE_MODE);
+    try {
+      writeFully(fd, data);
+      await fsyncAsync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    removeQuietly(tmp);
+    throw asRefusedWrite(err, file, data.length);
   }
-  fs.renameSync(tmp, file);
   await folders.sync(path.dirname(file));
 }
 

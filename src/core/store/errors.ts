@@ -12,3 +12,21 @@ export class StoreBusyError extends Error {
     this.name = 'StoreBusyError';
   }
 }
+
+/**
+ * A write the store could not make and so refused, with nothing half-done left behind: the disk
+ * is full, or the store's folder is read-only. Tools answer it as a refusal (`reason`, `budget`),
+ * never as a success and never as a crash; reads go on working.
+ */
+export class WriteRefusedError extends Error {
+  constructor(
+    /** What went wrong, for a caller that reports it inside a sentence of its own. */
+    readonly problem: string,
+    /** The whole refusal: the problem, that nothing was saved, and what to do. */
+    readonly reason: string,
+    readonly budget?: { limit: number; used: number; unit: 'bytes' },
+  ) {
+    super(reason);
+    this.name = 'WriteRefusedError';
+  }
+}

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { StoreBusyError } from './errors';
 import { processAlive } from './processAlive';
+import { asRefusedWrite, FILE_MODE, removeQuietly, writeFully } from './fileWrites';
 
 /** A lock file older than this with no readable owner was left by a crash between create and write. */
 const OWNERLESS_STALE_MS = 2_000;
@@ -52,19 +53,28 @@ export class FileLock {
     }
   }
 
+  /**
+   * Creates the lock naming this process. A lock that cannot be written whole (a full disk
+   * lets the file be created but not its owner written) is removed at once and the caller
+   * refused: left empty, it would make every later call wait for it to age into a stale lock.
+   */
   private tryCreate(): boolean {
+    let fd: number;
     try {
-      const fd = fs.openSync(this.lockPath, 'wx');
-      try {
-        fs.writeSync(fd, this.me);
-      } finally {
-        fs.closeSync(fd);
-      }
-      return true;
+      fd = fs.openSync(this.lockPath, 'wx', FILE_MODE);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw err;
+      throw asRefusedWrite(err, this.lockPath, this.me.length);
     }
+    try {
+      writeFully(fd, Buffer.from(this.me, 'utf8'));
+    } catch (err) {
+      fs.closeSync(fd);
+      removeQuietly(this.lockPath);
+      throw asRefusedWrite(err, this.lockPath, this.me.length);
+    }
+    fs.closeSync(fd);
+    return true;
   }
 
   private release(): void {
@@ -91,7 +101,12 @@ export class FileLock {
     const stale = owner ? ownerIsDead(owner) : Date.now() - stat.mtimeMs > OWNERLESS_STALE_MS;
     if (!stale) return;
     // Re-read just before removing, so a lock freshly re-taken by a live peer is left alone.
-    if (this.readOwner() === owner) fs.rmSync(this.lockPath, { force: true });
+    if (this.readOwner() !== owner) return;
+    try {
+      fs.rmSync(this.lockPath, { force: true });
+    } catch (err) {
+      throw asRefusedWrite(err, this.lockPath, 0); // a dead process's lock on a disk since made read-only
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { tempBeside } from './durableFile';
+import { FILE_MODE } from './fileWrites';
 
 /**
  * Which snapshot chunks an open's read-ahead decompresses first. A fresh process's first query
@@ -54,10 +56,10 @@ export function readHotChunks(snapshotFile: string, chunkBytes: number, count: n
 /** Records `chunks` as the next open's hint (temp file and rename, so a reader sees a whole one); failures are ignored. */
 export function writeHotChunks(snapshotFile: string, chunkBytes: number, count: number, chunks: readonly number[]): void {
   const file = hotChunksFile(snapshotFile);
-  const temp = `${file}.tmp-${process.pid}`;
+  const temp = tempBeside(file);
   const hint: HintFile = { v: 1, chunkBytes, count, chunks: chunks.slice(0, MAX_CHUNKS) };
   try {
-    fs.writeFileSync(temp, JSON.stringify(hint));
+    fs.writeFileSync(temp, JSON.stringify(hint), { mode: FILE_MODE });
     fs.renameSync(temp, file);
   } catch {
     try {

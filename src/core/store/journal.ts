@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { StoreCorruptError } from './errors';
+import { StoreCorruptError, WriteRefusedError } from './errors';
+import { asRefusedWrite, folderWritable, readOnlyStore, writeFully } from './fileWrites';
 import { encodeLine, parseOperation, type JournalProblem, type Operation } from './journalLine';
 import { holdersUnaware, holdReaderMarkers, sealingPossible, type JournalFeature } from './journalHolders';
 import { LiveFile } from './journalLive';
@@ -79,15 +80,51 @@ export class Journal {
    * new line does not glue onto it; the fragment then reads as one unparseable line. Callers hold
    * the store lock and have caught up (which moves to the newest file); a replaced file here
    * means something else swapped it, and writing there would lose the line, so it refuses.
+   *
+   * A write that stores only part of the line (a full disk) is undone: the file is cut back to
+   * where it was, so the torn bytes (no newline yet, so no reader has taken them) never count,
+   * and the caller is refused (WriteRefusedError), never told the line was kept. A line written
+   * whole whose fdatasync fails is left in place: other processes may have read it already, and
+   * cutting it out under them would shift every offset they hold; the caller is still refused.
    */
   append(op: Operation, options: { sync: boolean } = { sync: true }): number {
+    const fd = this.live.appendFd;
+    if (fd === undefined) throw this.readOnly();
     if (this.replaced()) throw new Error(`journal ${this.path} was replaced while this process held the store lock; nothing was written`);
     const size = this.live.physicalSize();
     const prefix = size > this.live.headerLen && this.lastByte(size) !== NEWLINE ? '\n' : '';
     const line = Buffer.from(prefix + encodeLine(op, this.packLines) + '\n', 'utf8');
-    fs.writeSync(this.live.appendFd, line);
-    if (options.sync) fs.fdatasyncSync(this.live.appendFd);
+    try {
+      writeFully(fd, line);
+    } catch (err) {
+      this.cutBackTo(fd, size);
+      throw asRefusedWrite(err, this.path, line.length);
+    }
+    if (options.sync) {
+      try {
+        fs.fdatasyncSync(fd);
+      } catch (err) {
+        throw asRefusedWrite(err, this.path, line.length);
+      }
+    }
     return line.length;
+  }
+
+  /** Why a journal held for reading only refuses a line: its folder, or the file alone, could not be written at open. */
+  private readOnly(): WriteRefusedError {
+    const folder = path.dirname(this.path);
+    if (!folderWritable(folder)) return readOnlyStore(folder, 'EROFS');
+    const problem = `the journal ${this.path} could not be written when this process opened the store`;
+    return new WriteRefusedError(problem, `${problem}: memory can be read but nothing can be saved. Give its owner write permission on the file and try again.`);
+  }
+
+  /** Removes a partly written line; if even that fails, the fragment stays unterminated and is closed off by the next append (see append). */
+  private cutBackTo(fd: number, size: number): void {
+    try {
+      fs.ftruncateSync(fd, size);
+    } catch {
+      // See above: a fragment without a newline is skipped by every reader.
+    }
   }
 
   /**
@@ -110,10 +147,10 @@ export class Journal {
   }
 
   private startSync(): Promise<void> {
-    // close() synced everything before closing the descriptor.
-    if (this.closed) return Promise.resolve();
     const fd = this.live.appendFd;
-    const p = new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    // close() synced everything before closing the descriptor; a read-only journal has nothing to sync.
+    if (this.closed || fd === undefined) return Promise.resolve();
+    const p = new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(asRefusedWrite(err, this.path, 0)) : resolve())));
     this.syncRunning = p;
     const clear = () => {
       if (this.syncRunning === p) this.syncRunning = undefined;
@@ -199,7 +236,7 @@ export class Journal {
   }
 
   close(): void {
-    if (this.syncRunning || this.syncQueued) fs.fdatasyncSync(this.live.appendFd);
+    if ((this.syncRunning || this.syncQueued) && this.live.appendFd !== undefined) fs.fdatasyncSync(this.live.appendFd);
     this.closed = true;
     this.live.close();
     for (const old of this.retired.splice(0)) old.close();

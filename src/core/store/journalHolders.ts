@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { FILE_MODE } from './fileWrites';
+import { READ_ONLY_CODES } from './journalLive';
 
 /**
  * Some journal changes break processes of EARLIER builds still running across an upgrade (an MCP
@@ -31,9 +33,25 @@ export function sealingPossible(procRoot = '/proc'): boolean {
   }
 }
 
-/** Opens (creating) every feature's marker beside `journalPath`; the caller keeps the descriptors until it closes the journal. */
+/**
+ * Opens (creating) every feature's marker beside `journalPath`; the caller keeps the descriptors
+ * until it closes the journal. In a read-only folder a missing marker cannot be made: this
+ * process then reads without it, which only makes writers elsewhere hold back those features.
+ */
 export function holdReaderMarkers(journalPath: string): number[] {
-  return Object.values(READER_MARKERS).map((name) => fs.openSync(path.join(path.dirname(journalPath), name), 'a'));
+  return Object.values(READER_MARKERS).flatMap((name) => {
+    const file = path.join(path.dirname(journalPath), name);
+    try {
+      return [fs.openSync(file, 'a', FILE_MODE)];
+    } catch (err) {
+      if (!READ_ONLY_CODES.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+      try {
+        return [fs.openSync(file, 'r')];
+      } catch {
+        return [];
+      }
+    }
+  });
 }
 
 /** The other processes holding `journalPath` without `feature`'s marker; undefined when /proc cannot tell. */

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { StoreCorruptError } from './errors';
+import { FILE_MODE } from './fileWrites';
 
 /**
  * The live journal file's optional first line: the logical offset its first operation line
@@ -42,14 +43,19 @@ export function readHead(fd: number, file: string): LiveHead {
   return { base, headerLen: nl + 1 };
 }
 
+/** Errors that mean "this folder cannot be written" rather than "something is broken". */
+export const READ_ONLY_CODES = new Set(['EROFS', 'EACCES', 'EPERM']);
+
 /**
  * One generation of journal.jsonl, held open for reading and appending. Sealing replaces the
  * file by rename, so a holder compares the path's inode with its own to notice (one stat).
+ * In a folder this process may not write (a read-only disk) it is held for reading only
+ * (`appendFd` undefined), so memory can still be read there.
  */
 export class LiveFile implements LiveHead {
   private constructor(
     readonly readFd: number,
-    readonly appendFd: number,
+    readonly appendFd: number | undefined,
     readonly ino: number,
     readonly base: number,
     readonly headerLen: number,
@@ -58,16 +64,16 @@ export class LiveFile implements LiveHead {
   static open(file: string): LiveFile {
     // The two opens could straddle a swap and land on different files: retry until they agree.
     for (let attempt = 0; ; attempt++) {
-      const appendFd = fs.openSync(file, 'a');
+      const appendFd = openForAppend(file);
       const readFd = fs.openSync(file, 'r');
       const ino = fs.fstatSync(readFd).ino;
-      if (fs.fstatSync(appendFd).ino === ino || attempt >= 20) {
+      if (appendFd === undefined || fs.fstatSync(appendFd).ino === ino || attempt >= 20) {
         try {
           const head = readHead(readFd, file);
           return new LiveFile(readFd, appendFd, ino, head.base, head.headerLen);
         } catch (err) {
           fs.closeSync(readFd);
-          fs.closeSync(appendFd);
+          if (appendFd !== undefined) fs.closeSync(appendFd);
           throw err;
         }
       }
@@ -107,7 +113,17 @@ export class LiveFile implements LiveHead {
   }
 
   close(): void {
-    fs.closeSync(this.appendFd);
+    if (this.appendFd !== undefined) fs.closeSync(this.appendFd);
     fs.closeSync(this.readFd);
+  }
+}
+
+/** The append descriptor, or undefined where the folder or file cannot be written (read-only). */
+function openForAppend(file: string): number | undefined {
+  try {
+    return fs.openSync(file, 'a', FILE_MODE);
+  } catch (err) {
+    if (READ_ONLY_CODES.has((err as NodeJS.ErrnoException).code ?? '')) return undefined;
+    throw err;
   }
 }

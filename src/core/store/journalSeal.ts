@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { syncFolder } from './durableFile';
+import { syncFolder, tempBeside } from './durableFile';
+import { FILE_MODE, FOLDER_MODE, removeQuietly, writeFully } from './fileWrites';
 import type { FileLock } from './fileLock';
 import { sealSafety, type SealSafety } from './journalHolders';
-import { processAlive } from './processAlive';
+import { removeDeadTemps } from './strayTemps';
 import { headerLine, readHead, type LiveHead } from './journalLive';
 import { buildSegment, listSegments, segmentName } from './journalSegments';
 
@@ -86,9 +86,9 @@ export async function sealJournal(opts: SealOptions): Promise<SealResult | undef
   if (!raw) return undefined; // the file changed under us (sealed by another process): nothing to do now
   const end = start + raw.length;
   const segment = await buildSegment(raw, start, { quality: opts.quality ?? SEAL_QUALITY, lgwin: opts.lgwin ?? SEAL_LGWIN });
-  fs.mkdirSync(opts.sealedDir, { recursive: true });
+  fs.mkdirSync(opts.sealedDir, { recursive: true, mode: FOLDER_MODE });
   const finalPath = path.join(opts.sealedDir, segmentName(start, end));
-  const tmp = `${finalPath}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = tempBeside(finalPath);
   await writeDurably(tmp, segment);
   opts.onStep?.('segment-written');
   const buildMs = performance.now() - t0;
@@ -99,8 +99,8 @@ export async function sealJournal(opts: SealOptions): Promise<SealResult | undef
   const t1 = performance.now();
   const swapped = await opts.lock.withLock(() => swap(opts, start, end, tmp, finalPath));
   if (!swapped) return undefined;
-  removeStrayTemps(opts.sealedDir, '');
-  removeStrayTemps(path.dirname(opts.journalPath), `${path.basename(opts.journalPath)}.tmp-`);
+  removeDeadTemps(opts.sealedDir);
+  removeDeadTemps(path.dirname(opts.journalPath));
   return { start, end, segmentBytes: segment.length, sealedBytes: end - start, buildMs, swapMs: performance.now() - t1 };
 }
 
@@ -135,14 +135,22 @@ function swap(opts: SealOptions, start: number, end: number, tmp: string, finalP
     const size = fs.fstatSync(fd).size;
     const tail = Buffer.allocUnsafe(Math.max(0, size - from));
     if (tail.length > 0 && fs.readSync(fd, tail, 0, tail.length, from) !== tail.length) throw new Error(`journal ${opts.journalPath} shrank while sealing`);
-    const liveTmp = `${opts.journalPath}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-    const out = fs.openSync(liveTmp, 'w');
+    const liveTmp = tempBeside(opts.journalPath);
+    // Only a whole, synced copy may replace the live file; a short write (full disk) leaves the
+    // old file in place, which still holds everything (the segment placed above is then a stray
+    // the next seal removes).
     try {
-      fs.writeSync(out, headerLine(end));
-      if (tail.length > 0) fs.writeSync(out, tail);
-      fs.fsyncSync(out);
-    } finally {
-      fs.closeSync(out);
+      const out = fs.openSync(liveTmp, 'w', FILE_MODE);
+      try {
+        writeFully(out, headerLine(end));
+        writeFully(out, tail);
+        fs.fsyncSync(out);
+      } finally {
+        fs.closeSync(out);
+      }
+    } catch (err) {
+      removeQuietly(liveTmp);
+      throw err;
     }
     opts.onStep?.('live-written');
     fs.renameSync(liveTmp, opts.journalPath);
@@ -183,27 +191,18 @@ async function readRange(file: string, expected: LiveHead, length: number): Prom
   }
 }
 
+/** writeFile loops until every byte is written; on any failure the temp file goes. */
 async function writeDurably(file: string, data: Buffer): Promise<void> {
-  const handle = await fs.promises.open(file, 'w');
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Temp files of seals whose process died (kill -9 mid-seal); a live process's are left alone. */
-function removeStrayTemps(dir: string, prefix: string): void {
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const m = /\.tmp-(\d+)-[0-9a-f]+$/.exec(name);
-    if (m && !processAlive(Number(m[1]))) fs.rmSync(path.join(dir, name), { force: true });
+    const handle = await fs.promises.open(file, 'w', FILE_MODE);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    removeQuietly(file);
+    throw err;
   }
 }

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BlobStore } from './blobStore';
 import { FileLock } from './fileLock';
+import { WriteRefusedError } from './errors';
 import { Journal, type Operation } from './journal';
 import type { SealResult } from './journalSeal';
 import { migrate, readMeta, writeMeta } from './schema';
@@ -16,8 +17,12 @@ import { loadSqlJs, queryScalar, tuneConnection as tune, type Database } from '.
 
 export type { StoreOptions } from './storeOpen';
 
-/** What a write decides after seeing the latest state: the operation to journal, or none (a refusal). */
-export type Decision<T> = { op: Operation; result: T } | { op?: undefined; result: T };
+/**
+ * What a write decides after seeing the latest state: the operation to journal, or none (a
+ * refusal). `undo` takes back what the decision did outside the journal (a line appended to a
+ * vault file) when the operation could not be journaled, so nothing unrecorded stays behind.
+ */
+export type Decision<T> = { op: Operation; result: T; undo?: () => void } | { op?: undefined; result: T };
 
 /** Below this, sealing saves too little to be worth a segment file (bench: 13.7 MB of journal → 4.5 MB). */
 const SEAL_BYTES = 4 * 1024 * 1024;
@@ -59,6 +64,8 @@ export class Store {
     private readonly lock: FileLock,
     private readonly options: StoreOptions,
     readonly home: string,
+    /** False on a read-only disk: reads work, writes are refused, and no checkpoint or seal is tried. */
+    readonly writable: boolean,
   ) {
     this.blobs = new BlobStore(path.join(home, FILES.blobs));
     this.appliers = new Map(options.modules.flatMap((m) => Object.entries(m.appliers)));
@@ -103,7 +110,7 @@ export class Store {
   private static async openOnce(options: StoreOptions, attempt: OpenAttempt): Promise<Store> {
     const loaded = await loadStore(options, attempt);
     const { db, journal, dbFile } = loaded;
-    const store = new Store(db, journal, new FileLock(path.join(loaded.home, FILES.lock)), options, loaded.home);
+    const store = new Store(db, journal, new FileLock(path.join(loaded.home, FILES.lock)), options, loaded.home, loaded.writable);
     store.dbFile = dbFile;
     store.warnings.push(...loaded.warnings);
     store.schemaUnsaved = loaded.schemaUnsaved;
@@ -123,7 +130,7 @@ export class Store {
     if (attempt.damaged) store.snapshotDamaged(attempt.damaged);
     // The rest of the snapshot is decompressed (and checked) on the thread pool while queries run.
     if (options.readAhead ?? true) void dbFile.readAhead().catch(() => undefined);
-    store.sealer.sealLater(options.sealDelayMs ?? 30_000);
+    if (store.writable) store.sealer.sealLater(options.sealDelayMs ?? 30_000);
     if (store.schemaUnsaved) store.scheduleCheckpoint();
     return store;
   }
@@ -240,7 +247,13 @@ export class Store {
       const decision = decide(this.database);
       if (decision.op) {
         const before = this.journal.size();
-        const written = this.journal.append(decision.op, { sync: options.durable ?? true });
+        let written: number;
+        try {
+          written = this.journal.append(decision.op, { sync: options.durable ?? true });
+        } catch (err) {
+          undoQuietly(decision.undo);
+          throw err;
+        }
         this.applyAppended(decision.op, before, written);
       }
       return decision;
@@ -411,12 +424,26 @@ export class Store {
     try {
       this.refresh();
       const slowTail = this.replayMsUncovered > 0 && this.replayMsUncovered >= (this.options.closeCheckpointReplayMs ?? 250);
-      if (this.offset - this.snapshotOffset >= (this.options.closeCheckpointBytes ?? 1024 * 1024) || slowTail || this.snapshotMissing() || this.schemaUnsaved) this.checkpoint();
+      const due = this.offset - this.snapshotOffset >= (this.options.closeCheckpointBytes ?? 1024 * 1024) || slowTail || this.snapshotMissing() || this.schemaUnsaved;
+      if (due && this.writable) this.checkpointIfRoom();
     } finally {
       this.commitBatch();
       this.database.close();
       this.journal.close();
       this.dbFile.close();
+    }
+  }
+
+  /**
+   * The checkpoint at close only saves the next open time: the journal holds every operation.
+   * On a full disk it is refused (its temp file already removed) and the old snapshot stays.
+   */
+  private checkpointIfRoom(): void {
+    try {
+      this.checkpoint();
+    } catch (err) {
+      if (!(err instanceof WriteRefusedError)) throw err;
+      this.warnOnce(`no checkpoint was written at close: ${err.problem}`);
     }
   }
 
@@ -450,6 +477,7 @@ export class Store {
   }
 
   private scheduleCheckpoint(): void {
+    if (!this.writable) return;
     const threshold = this.options.checkpointBytes ?? 16 * 1024 * 1024;
     if (this.offset - this.snapshotOffset < threshold && !this.schemaUnsaved) return;
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
@@ -458,5 +486,14 @@ export class Store {
       this.checkpointInBackground().catch((err: unknown) => this.warnings.push(`checkpoint failed: ${(err as Error).message}`));
     }, this.options.checkpointIdleMs ?? 2_000);
     this.checkpointTimer.unref();
+  }
+}
+
+/** An undo that fails leaves at worst what a crash at the same point would have left; the write is refused either way. */
+function undoQuietly(undo: (() => void) | undefined): void {
+  try {
+    undo?.();
+  } catch {
+    // See above.
   }
 }

@@ -1,11 +1,12 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StoreCorruptError } from './errors';
-import { Journal } from './journal';
+import { Journal, SEALED_DIR } from './journal';
 import { migrate, readMeta, type StoreModule } from './schema';
 import { DatabaseFile } from './databaseFile';
 import { openSnapshot, setAside } from './snapshot';
 import { loadSqlJs, tuneConnection as tune, type Database } from './sqlite';
+import { prepareHome } from './storeHome';
+import { removeDeadTemps } from './strayTemps';
 
 export interface StoreOptions {
   home: string;
@@ -58,6 +59,8 @@ export interface LoadedStore {
   dbFile: DatabaseFile;
   journal: Journal;
   warnings: string[];
+  /** False in a folder this process may not write (a read-only disk): reads work, every write is refused. */
+  writable: boolean;
   offset: number;
   skippedLines: number;
   /** A migration changed a loaded snapshot: the next checkpoint must save it even with no new operation. */
@@ -72,7 +75,11 @@ export interface LoadedStore {
  */
 export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Promise<LoadedStore> {
   const home = path.resolve(options.home);
-  fs.mkdirSync(home, { recursive: true });
+  const { writable } = prepareHome(home, STORE_FILES.journal);
+  if (writable) {
+    removeDeadTemps(home);
+    removeDeadTemps(path.join(home, SEALED_DIR));
+  }
   // The wasm compiles while the snapshot is read and decompressed.
   const sqlJs = loadSqlJs(options.wasmPath);
   sqlJs.catch(() => undefined); // awaited (and reported) below, after the snapshot
@@ -107,7 +114,7 @@ export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Pr
         journal.path,
       );
     }
-    return { home, db, dbFile, journal, warnings, offset, skippedLines, schemaUnsaved };
+    return { home, db, dbFile, journal, warnings, writable, offset, skippedLines, schemaUnsaved };
   } catch (err) {
     db.close();
     journal.close();

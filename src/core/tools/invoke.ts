@@ -2,12 +2,14 @@ import type { z } from 'zod';
 import type { ToolCall } from '../activity/activityLog';
 import { refuse, type Refusal } from '../refusal';
 import type { Services } from '../services';
+import { WriteRefusedError } from '../store/errors';
 import type { ToolContext, ToolDefinition } from './toolDefinition';
 
 /**
  * Validates the raw input against the tool's schema and runs it. Invalid input becomes a
  * refusal that says which argument and, for a limit, by how much — never a silent cut.
- * Internal failures (a broken store) are thrown, so each surface can report them as such.
+ * Internal failures (a broken store) are thrown, so each surface can report them as such; a
+ * write the store refused (a full disk, a read-only folder) is an answer, not a failure.
  * Every call, answered, refused or failed, is noted in the activity log (never in the history).
  */
 export async function invokeTool(tool: ToolDefinition, raw: unknown, services: Services, ctx: ToolContext): Promise<object> {
@@ -24,8 +26,11 @@ export async function invokeTool(tool: ToolDefinition, raw: unknown, services: S
   try {
     result = await tool.run(parsed.data, services, ctx);
   } catch (err) {
-    await note(parsed.data, { error: (err as Error).message ?? String(err) });
-    throw err;
+    if (err instanceof WriteRefusedError) result = refusalOf(err);
+    else {
+      await note(parsed.data, { error: (err as Error).message ?? String(err) });
+      throw err;
+    }
   }
   await note(parsed.data, { result });
   return result;
@@ -38,6 +43,10 @@ async function noteActivity(services: Services, call: ToolCall): Promise<void> {
   } catch {
     // Deliberately ignored (see above).
   }
+}
+
+export function refusalOf(err: WriteRefusedError): Refusal {
+  return refuse(err.reason, err.budget);
 }
 
 function inputRefusal(toolName: string, error: z.ZodError, raw: unknown): Refusal {

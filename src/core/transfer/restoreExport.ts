@@ -52,12 +52,12 @@ export async function importExport(store: Store, vault: VaultService, document: 
     await store.commit((d) => {
       const at = num(m.created_at);
       const block = { anchor: anchorOfId(str(m.id)), at, timezone: m.timezone === null ? null : str(m.timezone), source: str(m.source), text: str(m.text) };
-      const file = appendEntryFile(d, vault.root, str(m.path), str(m.day), block);
+      const { file, undo } = appendEntryFile(d, vault.root, str(m.path), str(m.day), block);
       const op: NoteAdded = {
         op: 'memory.note.added', at, id: str(m.id), path: str(m.path), day: str(m.day), text: str(m.text), scope: str(m.scope), source: str(m.source),
         timezone: block.timezone, cites: strings(m.cites), factId: m.fact_id === null ? null : str(m.fact_id), file,
       };
-      return { op, result: undefined };
+      return { op, result: undefined, undo };
     });
   }
   for (const f of facts.filter(isRetired)) {

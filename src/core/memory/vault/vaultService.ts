@@ -13,6 +13,7 @@ import { dailyPath, vaultRoot } from './vaultLayout';
 import type { FileStat } from './vaultSchema';
 import { StaleMonitor, vaultVersion, type VaultChange } from './vaultState';
 import { appendEntryFile } from './vaultWriter';
+import { WriteRefusedError } from '../../store/errors';
 
 export interface EntryInput {
   text: string;
@@ -29,6 +30,8 @@ export interface DecidedEntry {
   fields: EntryFields;
   /** The vault version the decision saw, for the stale monitor. */
   versionBefore: number;
+  /** Takes the day file's write back if the operation cannot be journaled (Decision.undo). */
+  undo: () => void;
   result: { ok: true; saved: 'note'; id: string; path: string; day: string; scope: string; source: string; recorded_at: string; warning?: string };
 }
 
@@ -76,7 +79,7 @@ export class VaultService {
     if (bad) return refuse(`${bad}. Nothing was saved.`);
     const decided = await this.store.commit((db) => {
       const entry = this.decideEntry(db, input, client, factId, this.store.now);
-      return { op: entry.op, result: entry };
+      return { op: entry.op, result: entry, undo: entry.undo };
     });
     this.entryCommitted(decided);
     return decided.result;
@@ -98,17 +101,19 @@ export class VaultService {
     const id = `entry:${path}#${anchor}`;
     let file: FileStat | null = null;
     let fileError: string | undefined;
+    let undo = () => undefined as void;
     try {
-      file = appendEntryFile(db, this.root, path, day, { anchor, at, timezone: input.timezone ?? null, source, text: input.text });
+      ({ file, undo } = appendEntryFile(db, this.root, path, day, { anchor, at, timezone: input.timezone ?? null, source, text: input.text }));
     } catch (err) {
       // The store keeps the entry either way; index_memory writes the file once it can.
-      fileError = `the entry is saved but its day file could not be written: ${(err as Error).message}`;
+      fileError = `the entry is saved but its day file could not be written: ${err instanceof WriteRefusedError ? err.problem : (err as Error).message}`;
     }
     const fields: EntryFields = { id, path, day, text: input.text, scope, source, timezone: input.timezone ?? null, cites: input.cites ?? [], factId, file };
     return {
       op: { op: 'memory.note.added', at, ...fields },
       fields,
       versionBefore,
+      undo,
       result: { ok: true as const, saved: 'note' as const, id, path, day, scope, source, recorded_at: iso(at), ...(fileError ? { warning: fileError } : {}) },
     };
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { asRefusedWrite, FILE_MODE, FOLDER_MODE, removeQuietly, writeFully } from '../../store/fileWrites';
 import { queryRows, type Database } from '../../store/sqlite';
 import { insertEntry, removeEntry, renderDailyFile, renderEntry, renderTitle, type EntryBlock } from './dailyFile';
 import { absolutePath } from './vaultLayout';
@@ -40,18 +41,31 @@ export function isClean(db: Database, root: string, rel: string): boolean {
   return rec.hash !== null && rec.hash === sha256(fs.readFileSync(absolutePath(root, rel)));
 }
 
-/** Writes a whole file atomically (temp, sync, rename). With `noClobber`, refuses to replace an existing file. */
+/**
+ * Writes a whole file atomically (temp, sync, rename). With `noClobber`, refuses to replace an
+ * existing file. A new file is its owner's alone (0600); a file being replaced keeps the rights
+ * it had, since a person may have given their notes other ones. Nothing is renamed or linked
+ * unless every byte was written and synced; on failure the temp file is removed.
+ */
 export function writeFileSynced(abs: string, content: string, noClobber = false): FileStat {
-  fs.mkdirSync(path.dirname(abs), { recursive: true });
+  fs.mkdirSync(path.dirname(abs), { recursive: true, mode: FOLDER_MODE });
   const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
-  const fd = fs.openSync(tmp, 'wx');
+  const bytes = Buffer.from(content, 'utf8');
+  const mode = modeOf(abs) ?? FILE_MODE;
   let st: fs.Stats;
   try {
-    fs.writeSync(fd, content);
-    fs.fsyncSync(fd);
-    st = fs.fstatSync(fd);
-  } finally {
-    fs.closeSync(fd);
+    const fd = fs.openSync(tmp, 'wx', mode);
+    try {
+      if (mode !== FILE_MODE) fs.fchmodSync(fd, mode); // the umask would narrow what the person chose
+      writeFully(fd, bytes);
+      fs.fsyncSync(fd);
+      st = fs.fstatSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    removeQuietly(tmp);
+    throw asRefusedWrite(err, abs, bytes.length);
   }
   try {
     // link() fails with EEXIST instead of replacing: the no-overwrite promise holds even if a
@@ -76,8 +90,20 @@ export function writeFileSynced(abs: string, content: string, noClobber = false)
   return { size: st.size, mtimeMs: st.mtimeMs, hash: sha256(content) };
 }
 
-function appendText(abs: string, text: string): { size: number; mtimeMs: number } {
-  const fd = fs.openSync(abs, 'a+');
+function modeOf(abs: string): number | undefined {
+  try {
+    return fs.statSync(abs).mode & 0o777;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Appends to a day log. A write that stores only part of the text (a full disk) is cut back, so
+ * the log never ends in half an entry, and refused.
+ */
+function appendText(abs: string, text: string): { size: number; mtimeMs: number; before: number } {
+  const fd = fs.openSync(abs, 'a+', FILE_MODE);
   try {
     const before = fs.fstatSync(fd).size;
     let prefix = '';
@@ -86,12 +112,34 @@ function appendText(abs: string, text: string): { size: number; mtimeMs: number 
       fs.readSync(fd, last, 0, 1, before - 1);
       if (last[0] !== 0x0a) prefix = '\n';
     }
-    fs.writeSync(fd, prefix + text);
+    const bytes = Buffer.from(prefix + text, 'utf8');
+    try {
+      writeFully(fd, bytes);
+    } catch (err) {
+      try {
+        fs.ftruncateSync(fd, before);
+      } catch {
+        // A torn entry stays; index_memory reads it as a person's edit.
+      }
+      throw asRefusedWrite(err, abs, bytes.length);
+    }
     const st = fs.fstatSync(fd);
-    return { size: st.size, mtimeMs: st.mtimeMs };
+    return { size: st.size, mtimeMs: st.mtimeMs, before };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * Takes back a write to a day log whose journal line could not be written, if the file is still
+ * exactly as that write left it (a person's edit since is left alone): cut back to its old
+ * length, or removed when the write created it.
+ */
+function undoWrite(abs: string, left: { size: number; mtimeMs: number }, before: number | undefined): void {
+  const now = fileStatOf(abs);
+  if (!now || now.size !== left.size || now.mtimeMs !== left.mtimeMs) return;
+  if (before === undefined) fs.rmSync(abs, { force: true });
+  else fs.truncateSync(abs, before);
 }
 
 /** The live entries of one day log, oldest first, as the file shows them. */
@@ -107,10 +155,11 @@ export function entryBlocksOf(db: Database, rel: string): (EntryBlock & { id: st
 }
 
 /**
- * Adds one entry to its day log. Returns the file's new stat when the record may follow it (the
- * file was clean, or is new), null when a person's unindexed edit is in it.
+ * Adds one entry to its day log. `file` is the file's new stat when the record may follow it (the
+ * file was clean, or is new), null when a person's unindexed edit is in it; `undo` takes the
+ * write back when its journal line cannot be written (Decision.undo).
  */
-export function appendEntryFile(db: Database, root: string, rel: string, day: string, entry: EntryBlock): FileStat | null {
+export function appendEntryFile(db: Database, root: string, rel: string, day: string, entry: EntryBlock): { file: FileStat | null; undo: () => void } {
   const abs = absolutePath(root, rel);
   const st = fileStatOf(abs);
   if (!st) {
@@ -120,11 +169,11 @@ export function appendEntryFile(db: Database, root: string, rel: string, day: st
     const deleted = recordAt(db, rel) !== undefined;
     const content = deleted ? renderTitle(day) + renderEntry(entry) : renderDailyFile(day, [...entryBlocksOf(db, rel), entry]);
     const written = writeFileSynced(abs, content);
-    return deleted ? null : written;
+    return { file: deleted ? null : written, undo: () => undoWrite(abs, written, undefined) };
   }
   const clean = isClean(db, root, rel);
   const after = appendText(abs, renderEntry(entry));
-  return clean ? { ...after, hash: null } : null;
+  return { file: clean ? { size: after.size, mtimeMs: after.mtimeMs, hash: null } : null, undo: () => undoWrite(abs, after, after.before) };
 }
 
 /** Takes one entry's block out of its day log. `found` is false when the block is not in the file. */
