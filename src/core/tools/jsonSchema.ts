@@ -8,10 +8,39 @@ export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
   return schema;
 }
 
+/** Every refusal's shape (core/refusal.ts); a refusal may say more than these fields. */
+const refusalOutput = z.looseObject({
+  ok: z.literal(false),
+  reason: z.string(),
+  budget: z.strictObject({ limit: z.number(), used: z.number(), unit: z.enum(['characters', 'tokens', 'items', 'bytes', 'requests']) }).optional(),
+});
+
+/** A successful answer of a tool that names no fields: an object that is not a refusal. */
+const answerOutput = z.looseObject({ ok: z.literal(true).optional() });
+
+/**
+ * The MCP outputSchema: the tool's answer or a refusal, generated from zod like the input.
+ * Its root says `type: object` because MCP requires structured content to be an object.
+ */
+export function outputJsonSchema(tool: ToolDefinition): { type: 'object'; [k: string]: unknown } {
+  const answer = tool.output ? tool.output.loose() : answerOutput;
+  const schema = z.toJSONSchema(z.union([answer, refusalOutput]), { io: 'output', target: 'draft-7' }) as Record<string, unknown>;
+  delete schema.$schema;
+  return { type: 'object', ...schema };
+}
+
+/**
+ * The VS Code context key the extension sets while Recollect's MCP server is the window's tool
+ * surface (host/toolSurface.ts): the contributed tools are then hidden, so no tool shows twice.
+ * Unset before the extension starts, so the tools show by default.
+ */
+export const MCP_SURFACE_CONTEXT = 'recollect.mcpToolSurface';
+
 /** `contributes.languageModelTools` for package.json, derived entirely from the registry. */
 export function languageModelToolsManifest(tools: readonly ToolDefinition[]): object[] {
   return tools.map((t) => ({
     name: t.name,
+    when: `!${MCP_SURFACE_CONTEXT}`,
     displayName: t.displayName,
     toolReferenceName: t.name,
     canBeReferencedInPrompt: true,

@@ -7,6 +7,7 @@ export const lcmDescribeTool = defineTool({
   name: 'lcm_describe',
   displayName: 'Describe a summary or stored file',
   family: 'lcm',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'Inspect one item of the lossless-context DAG by id — cheap, no sub-agent. For a summary (sum_…): its full content (ending with "Expand for details about:" naming what it dropped), depth, kind (leaf|condensed), tokenCount, createdAt, earliestAt/latestAt, descendantCount (summaries beneath it), messageCount, parentIds (the summary that condensed this one, one level up), childIds (the summaries a condensed one was built from, one level down), sourceMessageIds (a leaf\'s messages), fileIds and producer (extractive or the model that wrote it). ' +
     'For a stored file (file_…, a large tool output or file kept once): its full content, fileName, mimeType, byteSize, tokenCount, explorationSummary, storagePath and storageEncoding (brotli: that file is compressed, so read content rather than the file). ' +

@@ -5,6 +5,7 @@ export const lcmExpandTool = defineTool({
   name: 'lcm_expand',
   displayName: 'Expand summaries (sub-agent only)',
   family: 'lcm',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'Low-level DAG expansion, ONLY for the sub-agent that lcm_expand_query starts: it holds a short-lived grant scoped to the conversations being expanded, and any other caller is refused with "use lcm_expand_query". ' +
     'Reads each summary one level down: a condensed summary\'s children, or a leaf\'s source messages verbatim. Items are returned whole or withheld (listed with their token counts), never cut; the grant\'s token budget bounds the run.',

@@ -12,6 +12,7 @@ export const lcmExpandQueryTool = defineTool({
   name: 'lcm_expand_query',
   displayName: 'Answer from compacted history',
   family: 'lcm',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
   description:
     'Deep recall: answer a focused question (prompt) by expanding summaries of the lossless-context DAG down to the source messages. Give query (words to find summaries) or summaryIds (from lcm_grep or lcm_describe). ' +
     'With a language model available (in VS Code, when the setting recollect.lcm.useLanguageModel allows it) a bounded sub-agent that can only call lcm_expand walks the DAG and answers (120 s limit, token cap); otherwise the answer is assembled from the best-matching source excerpts, each with its summary and message id, and says plainly that no model synthesised it. ' +

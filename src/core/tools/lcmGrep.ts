@@ -8,6 +8,7 @@ export const lcmGrepTool = defineTool({
   name: 'lcm_grep',
   displayName: 'Search compacted history',
   family: 'lcm',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'Search imported conversations — their messages and the summaries of the lossless-context DAG — by regex or full text. Start recall here; then lcm_describe a summary, then lcm_expand_query for detail the summaries dropped. ' +
     'mode "regex" (default): a JavaScript regular expression, case-sensitive (write /pattern/i for case-insensitive); an invalid pattern or a nested repeat like (a+)+ is refused. ' +

@@ -5,6 +5,7 @@ export const memoryMapTool = defineTool({
   name: 'memory_map',
   displayName: 'Memory map',
   family: 'memory',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'Read-only overview for browsing, not for answering questions (get_context answers): every memory (note:/entry: ids), the entities facts are about, topics (tags and folders), facts with their full history (valid_from, valid_to, recorded_at), and retired memories. `query` keeps only what holds its words, to find a memory\'s id without loading the whole map; `scope` works with `query` only. Each list has `items` and `total`.',
   input: z.strictObject({

@@ -5,6 +5,7 @@ export const searchHistoryTool = defineTool({
   name: 'search_history',
   displayName: 'Search promoted history',
   family: 'memory',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'Owner-only: deterministic lexical (BM25) search over the chat-history notes the owner promoted into the vault\'s history/ folder, returned as citations with provenance (note id, file, lines, excerpt, source, date). No semantic search. Where no promoted-history folder exists it returns no results and `configured: false` with the reason. For imported chat transcripts use chat_history.',
   input: z.strictObject({

@@ -7,6 +7,7 @@ export const writeErrorTool = defineTool({
   name: 'write_error',
   displayName: 'Record a resolved error',
   family: 'errors',
+  effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   description:
     'Store a tool failure together with the fix that resolved it, so a later error_history search finds it; returns `recorded` and the record\'s 8-character hash. Call it once a non-trivial fix is confirmed working, and when a failed tool result\'s `next:` hint asks for it. Only outcome=resolved is stored; failed and abandoned are accepted and discarded (recorded: false). The hash comes from tool_name + symptom + action, so recording the same fix again updates the one record (new keywords merged, a newer cause kept, times_recorded counted) instead of adding a duplicate. Control characters (other than tab and newlines) are refused.',
   input: z.strictObject({
