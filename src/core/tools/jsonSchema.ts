@@ -18,13 +18,17 @@ const refusalOutput = z.looseObject({
 /** A successful answer of a tool that names no fields: an object that is not a refusal. */
 const answerOutput = z.looseObject({ ok: z.literal(true).optional() });
 
+/** Every answer the tool may give: its declared answer (more fields allowed) or a refusal. */
+export function resultSchema(tool: ToolDefinition): z.ZodType {
+  return z.union([tool.output ? tool.output.loose() : answerOutput, refusalOutput]);
+}
+
 /**
  * The MCP outputSchema: the tool's answer or a refusal, generated from zod like the input.
  * Its root says `type: object` because MCP requires structured content to be an object.
  */
 export function outputJsonSchema(tool: ToolDefinition): { type: 'object'; [k: string]: unknown } {
-  const answer = tool.output ? tool.output.loose() : answerOutput;
-  const schema = z.toJSONSchema(z.union([answer, refusalOutput]), { io: 'output', target: 'draft-7' }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(resultSchema(tool), { io: 'output', target: 'draft-7' }) as Record<string, unknown>;
   delete schema.$schema;
   return { type: 'object', ...schema };
 }
