@@ -17,7 +17,7 @@ export const budgetTokensField = z
 export const handoffNoteField = z
   .string()
   .max(NOTE_MAX)
-  .describe('State of play for the next session: what is in progress, decisions that hold, the next step. Counted against the budget with the table of contents and never cut: over budget is refused with the numbers.');
+  .describe('State of play for the next session: what is in progress, decisions that hold, the next step. Counted in the budget with the table of contents, never cut.');
 
 export const chaptersContinueTool = defineTool({
   name: 'chapters_continue',

@@ -8,7 +8,7 @@ export const sessionIdField = z
   .string()
   .regex(/^ses_[0-9a-f]{16}$/, 'must be a session id such as ses_0123456789abcdef')
   .optional()
-  .describe('The session to work on (ses_…). Default: this session, the newest of the calling client\'s kind in its workspace (the answer says which and how it was chosen).');
+  .describe('Default: this session, the newest of the calling client\'s kind in its workspace (the answer says which and how it was chosen).');
 
 export const presetField = z
   .enum(PRESET_NAMES)

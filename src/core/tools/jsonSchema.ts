@@ -5,7 +5,22 @@ import type { ToolDefinition } from './toolDefinition';
 export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
   const schema = z.toJSONSchema(tool.input, { io: 'input', target: 'draft-7' }) as Record<string, unknown>;
   delete schema.$schema;
-  return schema;
+  return withoutSafeIntegerBounds(schema) as Record<string, unknown>;
+}
+
+/**
+ * zod writes every `.int()` as bounded by ±Number.MAX_SAFE_INTEGER: a bound no caller can
+ * reach, which every chat request would still pay for in tokens. Real bounds stay.
+ */
+function withoutSafeIntegerBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutSafeIntegerBounds);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) continue;
+    out[key] = withoutSafeIntegerBounds(value);
+  }
+  return out;
 }
 
 /** Every refusal's shape (core/refusal.ts); a refusal may say more than these fields. */
