@@ -5,9 +5,17 @@ import { invokeTool } from '../core/tools/invoke';
 import { TOOLS } from '../core/tools/registry';
 import { confirmationFor, type ToolDefinition, type ToolFamily } from '../core/tools/toolDefinition';
 
-/** `LanguageModelDataPart.json` (VS Code 1.106+); @types/vscode stays at the engines version, 1.100, which lacks it. */
+/**
+ * `LanguageModelDataPart.json` where tool results may carry it: VS Code 1.106 and later.
+ * @types/vscode stays at the engines version, 1.100, which does not declare it; 1.100 has the
+ * class (as a proposal) but refuses a JSON part in a tool result ("Invalid MIME type"), so the
+ * version decides, not only the class's presence.
+ */
 type JsonPartFactory = (value: unknown) => object;
+const JSON_PART_SINCE_MINOR = 106;
 const jsonPart = (): JsonPartFactory | undefined => {
+  const [major = 0, minor = 0] = vscode.version.split('.').map(Number);
+  if (major === 1 && minor < JSON_PART_SINCE_MINOR) return undefined;
   const DataPart = (vscode as unknown as { LanguageModelDataPart?: { json?: JsonPartFactory } }).LanguageModelDataPart;
   return typeof DataPart?.json === 'function' ? DataPart.json.bind(DataPart) : undefined;
 };

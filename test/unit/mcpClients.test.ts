@@ -1,5 +1,6 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalClientName } from '../../src/core/requests/knownClients';
 import { TOOLS } from '../../src/core/tools/registry';
 import { confirmationFor, mcpAnnotations } from '../../src/core/tools/toolDefinition';
 import { connectMcp, type McpSession } from './helpers/mcpClient';
@@ -22,6 +23,20 @@ describe('each tool declares its effects once; MCP annotations and VS Code confi
     }
     for (const name of WRITES_WITHOUT_CONFIRMATION) expect(TOOLS.find((t) => t.name === name)?.effects.readOnly, name).toBe(false);
     expect(TOOLS.find((t) => t.name === 'retire_memory')?.effects.destructive).toBe(true);
+  });
+});
+
+describe('known clients have one connection name whatever they call themselves', () => {
+  it('maps what Codex, Cursor, Gemini CLI, Claude Desktop and VS Code send, and keeps any other name as sent', () => {
+    expect(canonicalClientName('codex-mcp-client')).toBe('codex');
+    expect(canonicalClientName('Codex')).toBe('codex');
+    expect(canonicalClientName('cursor-vscode')).toBe('cursor');
+    expect(canonicalClientName('gemini-cli-mcp-client')).toBe('gemini-cli');
+    expect(canonicalClientName('claude-ai')).toBe('claude-desktop');
+    expect(canonicalClientName('claude-code')).toBe('claude-code');
+    expect(canonicalClientName('Visual Studio Code')).toBe('copilot');
+    expect(canonicalClientName(' my-agent ')).toBe('my-agent');
+    expect(canonicalClientName('')).toBe('');
   });
 });
 

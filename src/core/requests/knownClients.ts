@@ -16,6 +16,7 @@ const KNOWN_CLIENTS: Readonly<Record<string, string>> = {
   // VS Code's own MCP client: the agent behind it is Copilot, the name its language-model tools use.
   'visual studio code': 'copilot',
   'visual studio code - insiders': 'copilot',
+  'visual-studio-code': 'copilot',
   copilot: 'copilot',
   'gemini-cli-mcp-client': 'gemini-cli',
   'gemini-cli': 'gemini-cli',

@@ -234,6 +234,16 @@ test('each Recollect tool is offered once, through one surface (no MCP copy besi
   info.hasDataPartJson = typeof (vscode.LanguageModelDataPart && vscode.LanguageModelDataPart.json) === 'function';
 });
 
+test('a tool answers with a JSON data part from VS Code 1.106, with text before', async (info) => {
+  const result = await invokeTool('memory_status', {});
+  const minor = Number(vscode.version.split('.')[1]);
+  const json = result.content.filter((p) => p && /json/.test(p.mimeType || ''));
+  const text = result.content.filter((p) => p && typeof p.value === 'string');
+  if (minor >= 106) assert(json.length === 1 && text.length === 0, `VS Code ${vscode.version}: expected one JSON data part, got ${safeStringify(result.content).slice(0, 300)}`);
+  else assert(text.length === 1 && json.length === 0, `VS Code ${vscode.version}: expected one text part, got ${safeStringify(result.content).slice(0, 300)}`);
+  info.parts = result.content.map((p) => p.mimeType || 'text');
+});
+
 test('remember stores a fact', async () => {
   const [json, text] = await callJson('remember', {
     statement: 'The build uses Vite 8',
