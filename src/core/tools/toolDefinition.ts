@@ -21,9 +21,9 @@ export interface Confirmation {
 /**
  * What a call does to the world outside its answer, declared once per tool: the MCP
  * annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) and VS Code's
- * confirmation before a call (`confirmationFor`) are both read from it. Recollect's own
- * action log of tool calls is history about the call, not an effect of it, so it does not
- * count here.
+ * confirmation before a call (`confirmationFor`) are both read from it. The activity log,
+ * where every call is noted for a person to look at, is about the call, not an effect of it,
+ * so it does not count here.
  */
 export interface ToolEffects {
   /** Changes nothing a later call or a person can see: no fact, note, mark, request, file or chat. */
