@@ -7,6 +7,7 @@ import { canonicalClientName } from '../core/requests/knownClients';
 import type { Services } from '../core/services';
 import { invokeTool } from '../core/tools/invoke';
 import { findTool, TOOLS } from '../core/tools/registry';
+import { serveResources } from './mcpResources';
 import { listedTool, toolResult } from './mcpTools';
 
 export const MCP_SERVER_NAME = 'recollect';
@@ -27,7 +28,7 @@ export interface McpServerOptions {
  * still works (its writes are labelled "mcp-client") but the request tools refuse it.
  */
 export function createMcpServer(services: Services | Promise<Services>, version: string, options: McpServerOptions = {}): Server {
-  const server = new Server({ name: MCP_SERVER_NAME, version }, { capabilities: { tools: {} } });
+  const server = new Server({ name: MCP_SERVER_NAME, version }, { capabilities: { tools: {}, resources: {} } });
   // The handshake and the tool list need no store, so a large store opening (seconds at a
   // gigabyte) does not hold up the client; only tool calls wait for it.
   const ready = Promise.resolve(services);
@@ -37,6 +38,7 @@ export function createMcpServer(services: Services | Promise<Services>, version:
   server.oninitialized = () => void noteConnection();
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(listedTool) }));
+  serveResources(server, ready);
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = findTool(request.params.name);
