@@ -41,4 +41,7 @@ for v in "${E2E_CODE_SERVERS[@]}"; do
   RECOLLECT_E2E_CODE_SERVER=$v node test/e2e/run.mjs
 done
 
+step "the official MCP conformance suite against recollect serve"
+bash scripts/conformance.sh
+
 step "all suites passed"
