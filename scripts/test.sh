@@ -19,8 +19,11 @@ npx tsc -p tsconfig.json --noEmit
 step "lint"
 npx eslint .
 
-step "machine set-up (chromium, strace, ripgrep, code-server) if missing"
-bash scripts/e2e-setup.sh
+# The oldest VS Code we support (engines ^1.100.0) and the current one; both must pass.
+E2E_CODE_SERVERS=(4.100.3 4.139.1)
+
+step "machine set-up (chromium, strace, ripgrep, code-server ${E2E_CODE_SERVERS[*]}, node 24) if missing"
+for v in "${E2E_CODE_SERVERS[@]}"; do RECOLLECT_E2E_CODE_SERVER=$v bash scripts/e2e-setup.sh >/dev/null; done
 
 step "unit and service tests (real sql.js, real temp folders, real processes)"
 npx vitest run
@@ -33,7 +36,12 @@ fi
 step "package the .vsix and check what it holds"
 node scripts/check-package.mjs
 
-step "end to end in real VS Code (code-server)"
-node test/e2e/run.mjs
+for v in "${E2E_CODE_SERVERS[@]}"; do
+  step "end to end in real VS Code (code-server $v = VS Code 1.${v#4.})"
+  RECOLLECT_E2E_CODE_SERVER=$v node test/e2e/run.mjs
+done
+
+step "the official MCP conformance suite against recollect serve"
+bash scripts/conformance.sh
 
 step "all suites passed"

@@ -41,3 +41,11 @@ export function bearerMatches(authorization: string | undefined, token: string):
   const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
   return timingSafeEqual(digest(m[1] as string), digest(token));
 }
+
+/** The well-known documents an OAuth client looks for (RFC 9728, RFC 8414, OpenID discovery), at the root or path-suffixed. */
+const OAUTH_DISCOVERY = /\/\.well-known\/(oauth-protected-resource|oauth-authorization-server|openid-configuration)(\/|$)/;
+
+/** Whether a request path asks for OAuth discovery, in any of the places clients try it. */
+export function isOAuthDiscovery(requestUrl: string): boolean {
+  return OAUTH_DISCOVERY.test(new URL(requestUrl, 'http://localhost').pathname);
+}

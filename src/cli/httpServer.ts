@@ -4,14 +4,18 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { connectionProblem } from '../core/requests/connectionName';
 import type { Services } from '../core/services';
-import { bearerMatches, hostAllowed, originAllowed } from './httpGuards';
+import { bearerMatches, hostAllowed, isOAuthDiscovery, originAllowed } from './httpGuards';
 import { createMcpServer } from './mcpServer';
 
 /** Only this machine can reach the server; there is deliberately no option to bind elsewhere. */
 export const LOOPBACK = '127.0.0.1';
 export const DEFAULT_PORT = 7377;
 export const MCP_PATH = '/mcp';
+/** How a person names one HTTP connection (one client's sessions): `/mcp?name=<name>`, or this header. */
+export const CONNECTION_NAME_QUERY = 'name';
+export const CONNECTION_NAME_HEADER = 'x-recollect-connection';
 /** Sessions kept at once; a client that never says goodbye loses its session to newer ones, least recently used first. */
 const MAX_SESSIONS = 64;
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -46,7 +50,7 @@ interface Session {
 export async function startHttpServer(opts: HttpServeOptions): Promise<RunningHttpServer> {
   const sessions = new Map<string, Session>();
 
-  async function openSession(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void> {
+  async function openSession(req: http.IncomingMessage, res: http.ServerResponse, body: unknown, connectionName: string | undefined): Promise<void> {
     if (sessions.size >= MAX_SESSIONS) {
       const [oldestId, oldest] = [...sessions.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0] ?? [];
       if (oldestId && oldest) {
@@ -54,7 +58,7 @@ export async function startHttpServer(opts: HttpServeOptions): Promise<RunningHt
         await oldest.transport.close();
       }
     }
-    const server = createMcpServer(opts.services, opts.version, { workspace: opts.workspace });
+    const server = createMcpServer(opts.services, opts.version, { workspace: opts.workspace, connectionName });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -73,6 +77,9 @@ export async function startHttpServer(opts: HttpServeOptions): Promise<RunningHt
     if (!hostAllowed(req.headers.host) || !originAllowed(req.headers.origin)) {
       return deny(res, 403, 'requests must come from this machine: the Host and any Origin header must be loopback (127.0.0.1, localhost, [::1])');
     }
+    // No OAuth here: a client that finds no discovery document asks for the bearer token
+    // instead of trying (and reporting the failure of) dynamic client registration.
+    if (isOAuthDiscovery(req.url ?? '/')) return deny(res, 404, 'no OAuth here: this server takes the bearer token in the store home\'s mcp-http-token file (Authorization: Bearer <token>)');
     if (!bearerMatches(req.headers.authorization, opts.token)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="recollect"');
       return deny(res, 401, 'missing or wrong bearer token: send Authorization: Bearer <the token in the store home\'s mcp-http-token file>');
@@ -91,7 +98,12 @@ export async function startHttpServer(opts: HttpServeOptions): Promise<RunningHt
     const body = await readJson(req, res);
     if (body === undefined) return;
     if (!isInitializeRequest(body)) return rpcError(res, 400, 'Bad Request: no Mcp-Session-Id; start with an initialize request');
-    await openSession(req, res, body);
+    const named = connectionNameOf(req, url);
+    if (named !== undefined) {
+      const problem = connectionProblem(named);
+      if (problem) return rpcError(res, 400, `Bad Request: the connection name "${named.slice(0, 100)}" cannot be used: ${problem}`);
+    }
+    await openSession(req, res, body, named);
   }
 
   const httpServer = http.createServer((req, res) => {
@@ -121,6 +133,13 @@ export async function startHttpServer(opts: HttpServeOptions): Promise<RunningHt
       });
     },
   };
+}
+
+/** The name a person gave this connection in the URL's query or a header; the query wins. */
+function connectionNameOf(req: http.IncomingMessage, url: URL): string | undefined {
+  const header = req.headers[CONNECTION_NAME_HEADER];
+  const named = url.searchParams.get(CONNECTION_NAME_QUERY) ?? (Array.isArray(header) ? header[0] : header);
+  return named?.trim() ? named.trim() : undefined;
 }
 
 async function readJson(req: http.IncomingMessage, res: http.ServerResponse): Promise<unknown> {

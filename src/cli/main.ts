@@ -29,7 +29,8 @@ const USAGE = `recollect — durable local memory for coding agents
   recollect activity [--limit N] [--json]  Recollect's own recent tool calls, newest first (default 50)
   recollect mcp [--name <name>]          serve the tools over MCP (stdio); --name names this connection
   recollect serve [--port N]             serve MCP over Streamable HTTP on 127.0.0.1 (default port ${DEFAULT_PORT}),
-                                         bearer token in <store>/mcp-http-token
+                                         bearer token in <store>/mcp-http-token; a client's URL
+                                         /mcp?name=<name> (or header X-Recollect-Connection) names its connection
   recollect manifest                     print contributes.languageModelTools
   recollect restore <export.md>          read an export_memory document (pages concatenated) into an empty store
   recollect eval <file>...               recall@5/@10 of get_context, search_text and a BM25 baseline on

@@ -1,13 +1,14 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { isRefusal } from '../core/refusal';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { warmTokenizer } from '../core/text/tokens';
 import { UNNAMED_CONNECTION } from '../core/requests/connectionName';
+import { canonicalClientName } from '../core/requests/knownClients';
 import type { Services } from '../core/services';
 import { invokeTool } from '../core/tools/invoke';
-import { inputJsonSchema } from '../core/tools/jsonSchema';
 import { findTool, TOOLS } from '../core/tools/registry';
+import { serveResources } from './mcpResources';
+import { listedTool, toolResult } from './mcpTools';
 
 export const MCP_SERVER_NAME = 'recollect';
 
@@ -20,40 +21,32 @@ export interface McpServerOptions {
 
 /**
  * One MCP server over the registry, for one connection. stdio makes one per process; HTTP one
- * per session, all over the same services. The connection is named by `--name`, else by the
- * client's own clientInfo.name; that name is the default `source` of what it saves and the
- * identity requests between agents are addressed to. A client that sent no name still works
- * (its writes are labelled "mcp-client") but the request tools refuse it.
+ * per session, all over the same services. The connection is named by `--name` (or, over HTTP,
+ * the name the person gave the connection), else by the client's own clientInfo.name, a known
+ * client's under its one name (knownClients.ts); that name is the default `source` of what it
+ * saves and the identity requests between agents are addressed to. A client that sent no name
+ * still works (its writes are labelled "mcp-client") but the request tools refuse it.
  */
 export function createMcpServer(services: Services | Promise<Services>, version: string, options: McpServerOptions = {}): Server {
-  const server = new Server({ name: MCP_SERVER_NAME, version }, { capabilities: { tools: {} } });
+  const server = new Server({ name: MCP_SERVER_NAME, version }, { capabilities: { tools: {}, resources: {} } });
   // The handshake and the tool list need no store, so a large store opening (seconds at a
   // gigabyte) does not hold up the client; only tool calls wait for it.
   const ready = Promise.resolve(services);
-  const clientName = () => options.connectionName?.trim() || server.getClientVersion()?.name?.trim() || UNNAMED_CONNECTION;
+  const clientName = () => options.connectionName?.trim() || canonicalClientName(server.getClientVersion()?.name ?? '') || UNNAMED_CONNECTION;
   // A broken store is reported by the call itself; noting the connection must never fail one.
   const noteConnection = () => ready.then((s) => s.requests.connections.seen(clientName())).catch(() => undefined);
   server.oninitialized = () => void noteConnection();
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: TOOLS.map((t) => ({
-      name: t.name,
-      title: t.displayName,
-      description: t.description,
-      inputSchema: inputJsonSchema(t) as { type: 'object'; [k: string]: unknown },
-      annotations: { readOnlyHint: !t.confirm },
-    })),
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(listedTool) }));
+  serveResources(server, ready);
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    await noteConnection();
     const tool = findTool(request.params.name);
-    if (!tool) {
-      const reason = `unknown tool "${request.params.name}"; known: ${TOOLS.map((t) => t.name).join(', ')}`;
-      return { content: [{ type: 'text' as const, text: JSON.stringify({ ok: false, reason }) }], isError: true };
-    }
+    // The spec makes an unknown tool a protocol error (invalid params), not a tool result.
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; known: ${TOOLS.map((t) => t.name).join(', ')}`);
+    await noteConnection();
     const result = await invokeTool(tool, request.params.arguments ?? {}, await ready, { client: clientName(), workspace: options.workspace ?? process.cwd() });
-    return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], isError: isRefusal(result) };
+    return toolResult(result);
   });
   return server;
 }

@@ -15,12 +15,11 @@ import { HistoryWatcher } from './historyWatcher';
 import { createDecisionModel } from './decisionModelPort';
 import { createLanguageModelPort } from './languageModelPort';
 import { NotesLanguageClient } from './languageClient';
-import { registerLanguageModelTools } from './languageModelTools';
 import { registerMemoryView } from './memoryView';
 import { registerSessionHistory } from './historyPanel';
 import { registerRulesReview } from './rulesPanel';
 import { StatusBar } from './statusBar';
-import { registerMcpProvider } from './mcpProvider';
+import { registerToolSurface } from './toolSurface';
 
 /** What the extension exports: used by the end-to-end tests and by other extensions. */
 export interface RecollectApi {
@@ -76,11 +75,11 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
 
   const workspace = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const familyEnabled = (family: ToolFamily) => config().get<Record<string, boolean>>('toolFamilies')?.[family] !== false;
-  context.subscriptions.push(...registerLanguageModelTools(services, familyEnabled, workspace));
+  const version = String(context.extension.packageJSON.version ?? '');
+  context.subscriptions.push(registerToolSurface({ services, familyEnabled, workspace, extensionPath: context.extensionPath, home, version, log }));
   context.subscriptions.push(...registerCommands({ services, log, home, extensionPath: context.extensionPath, status, importNow: () => watcher.importNow() }));
   context.subscriptions.push(new NotesLanguageClient(context, services, home, log));
   context.subscriptions.push(registerMemoryView(context, services));
-  context.subscriptions.push(registerMcpProvider(context.extensionPath, home, String(context.extension.packageJSON.version ?? ''), log));
   context.subscriptions.push(...registerChapters(context, { services, log, importNow: () => watcher.importNow() }));
   context.subscriptions.push(...registerSessionHistory(context, services), ...registerRulesReview(context, services, () => void status.refresh()));
 

@@ -3,33 +3,42 @@ import { refuse } from '../core/refusal';
 import type { Services } from '../core/services';
 import { invokeTool } from '../core/tools/invoke';
 import { TOOLS } from '../core/tools/registry';
-import type { ToolDefinition, ToolFamily } from '../core/tools/toolDefinition';
+import { confirmationFor, type ToolDefinition, type ToolFamily } from '../core/tools/toolDefinition';
 
 /**
- * Copilot in VS Code is one named connection, whichever window calls: the name its calls are
- * saved under when they name no `source`, and the name other agents address requests to.
+ * `LanguageModelDataPart.json` where tool results may carry it: VS Code 1.106 and later.
+ * @types/vscode stays at the engines version, 1.100, which does not declare it; 1.100 has the
+ * class (as a proposal) but refuses a JSON part in a tool result ("Invalid MIME type"), so the
+ * version decides, not only the class's presence.
  */
-const DEFAULT_CONNECTION = 'copilot';
-const connectionName = () => vscode.workspace.getConfiguration('recollect').get<string>('connectionName')?.trim() || DEFAULT_CONNECTION;
+type JsonPartFactory = (value: unknown) => object;
+const JSON_PART_SINCE_MINOR = 106;
+const jsonPart = (): JsonPartFactory | undefined => {
+  const [major = 0, minor = 0] = vscode.version.split('.').map(Number);
+  if (major === 1 && minor < JSON_PART_SINCE_MINOR) return undefined;
+  const DataPart = (vscode as unknown as { LanguageModelDataPart?: { json?: JsonPartFactory } }).LanguageModelDataPart;
+  return typeof DataPart?.json === 'function' ? DataPart.json.bind(DataPart) : undefined;
+};
 
 /**
  * Registers every tool of the registry with VS Code. The store may still be opening when a
  * call arrives, so each call waits for it; a store that failed to open answers with a refusal
  * that says why instead of hanging the chat.
  */
-export function registerLanguageModelTools(services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined): vscode.Disposable[] {
-  return TOOLS.map((tool) => vscode.lm.registerTool(tool.name, adapt(tool, services, familyEnabled, workspace)));
+export function registerLanguageModelTools(services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.Disposable[] {
+  return TOOLS.map((tool) => vscode.lm.registerTool(tool.name, adapt(tool, services, familyEnabled, workspace, connectionName)));
 }
 
-function adapt(tool: ToolDefinition, services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined): vscode.LanguageModelTool<object> {
+function adapt(tool: ToolDefinition, services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.LanguageModelTool<object> {
   return {
     prepareInvocation(options) {
       const parsed = tool.input.safeParse(options.input);
-      if (!tool.confirm || !parsed.success) return { invocationMessage: `Recollect: ${tool.displayName}` };
-      const { title, message } = tool.confirm(parsed.data);
+      // Input the schema refuses asks nothing: the call itself answers with the refusal.
+      const confirmation = parsed.success ? confirmationFor(tool, parsed.data) : undefined;
+      if (!confirmation) return { invocationMessage: `Recollect: ${tool.displayName}` };
       return {
         invocationMessage: `Recollect: ${tool.displayName}`,
-        confirmationMessages: { title, message: new vscode.MarkdownString().appendText(message) },
+        confirmationMessages: { title: confirmation.title, message: new vscode.MarkdownString().appendText(confirmation.message) },
       };
     },
     async invoke(options) {
@@ -43,7 +52,10 @@ function adapt(tool: ToolDefinition, services: Promise<Services>, familyEnabled:
       } else {
         result = refuse(`the "${tool.family}" tool family is switched off in the setting recollect.toolFamilies`);
       }
-      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(JSON.stringify(result))]);
+      // Structured where VS Code can carry it (the model reads the same JSON either way), as
+      // VS Code's own MCP client passes structuredContent instead of the text beside it.
+      const json = jsonPart();
+      return new vscode.LanguageModelToolResult([json ? (json(result) as vscode.LanguageModelTextPart) : new vscode.LanguageModelTextPart(JSON.stringify(result))]);
     },
   };
 }

@@ -2,8 +2,9 @@
 // Runs test/e2e/suite/index.cjs inside a real VS Code extension host.
 //
 // VS Code desktop builds cannot be downloaded on our machines, so the host is
-// code-server 4.100.3 (VS Code 1.100.3's server + workbench, installed from npm by
-// scripts/e2e-setup.sh) rendered by Debian's headless Chromium via playwright-core.
+// code-server (VS Code's server + workbench, installed from npm by scripts/e2e-setup.sh)
+// rendered by Debian's headless Chromium via playwright-core. code-server 4.X.Y is
+// VS Code 1.X.Y: 4.100.3 is the oldest VS Code we support, 4.139.1 the current one.
 // The workbench URL's `payload` asks VS Code to load our extension in development mode
 // and to run the tests module in its extension host.
 //
@@ -20,6 +21,7 @@
 //   RECOLLECT_E2E_TIMEOUT_MS     overall deadline (default 240000)
 //   RECOLLECT_E2E_KEEP=1         keep the temp folder (logs, store) even on success
 //   RECOLLECT_E2E_CACHE          where e2e-setup.sh caches code-server
+//   RECOLLECT_E2E_CODE_SERVER    code-server version (default 4.100.3; 4.139.1 = VS Code 1.139.1)
 
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -35,6 +37,14 @@ const TESTS_MODULE = path.join(REPO, 'test/e2e/suite/index.cjs');
 const SCREENSHOT = path.join(REPO, 'test-results/e2e-workbench.png');
 const DEADLINE = Date.now() + Number(process.env.RECOLLECT_E2E_TIMEOUT_MS || 240_000);
 const CHROMIUM = '/usr/bin/chromium';
+const CODE_SERVER_VERSION = process.env.RECOLLECT_E2E_CODE_SERVER || '4.100.3';
+/** code-server 4.X.Y ships VS Code 1.X.Y; the run fails if the host reports another. */
+const EXPECTED_VSCODE = CODE_SERVER_VERSION.replace(/^4\./, '1.');
+/**
+ * A built VS Code from 1.10x on ignores the payload's extensionDevelopmentPath and
+ * extensionTestsPath unless the smoke-test driver is on; 1.100 honours them without it.
+ */
+const NEEDS_SMOKE_TEST_DRIVER = Number(CODE_SERVER_VERSION.split('.')[1]) > 100;
 
 const t0 = Date.now();
 const log = (msg) => console.log(`[e2e +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}`);
@@ -94,6 +104,7 @@ const remaining = () => Math.max(0, DEADLINE - Date.now());
 function ensureSetup() {
   // Cheap when already set up (a few ms); prints only the code-server path on stdout.
   const out = execFileSync('bash', [path.join(REPO, 'scripts/e2e-setup.sh')], {
+    env: { ...process.env, RECOLLECT_E2E_CODE_SERVER: CODE_SERVER_VERSION },
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
   });
@@ -158,6 +169,7 @@ function startCodeServer(bin, port, dirs, workspace) {
     '--disable-workspace-trust',
     '--user-data-dir', dirs.userData,
     '--extensions-dir', dirs.extensions,
+    ...(NEEDS_SMOKE_TEST_DRIVER ? ['--vscode-option', 'enable-smoke-test-driver'] : []),
     workspace,
   ];
   const logFd = fs.openSync(dirs.serverLog, 'a');
@@ -330,7 +342,7 @@ async function answerClickRequest(page, results) {
 async function main() {
   const codeServer = ensureSetup();
   const pkg = checkExtensionBuilt();
-  log(`extension ${pkg.publisher}.${pkg.name}@${pkg.version} from ${EXTENSION_DIR}`);
+  log(`extension ${pkg.publisher}.${pkg.name}@${pkg.version} from ${EXTENSION_DIR}, code-server ${CODE_SERVER_VERSION}`);
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-e2e-'));
   const dirs = {
@@ -425,6 +437,7 @@ async function main() {
     console.log(`\nVS Code ${results.vscodeVersion} (extension host node ${results.node}): ` +
       `${results.tests.length - failed} passed, ${failed} failed`);
     if (results.tests.length === 0) fail('no tests ran');
+    if (results.vscodeVersion !== EXPECTED_VSCODE) fail(`code-server ${CODE_SERVER_VERSION} should be VS Code ${EXPECTED_VSCODE}, the host says ${results.vscodeVersion}`);
     passed = failed === 0;
     if (!passed) dumpDiagnostics(dirs, consoleLines);
   } catch (err) {

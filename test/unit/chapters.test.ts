@@ -7,9 +7,8 @@ import { sessionIdOf } from '../../src/core/history/importer';
 import type { Services } from '../../src/core/services';
 import { queryRows, queryScalar } from '../../src/core/store/sqlite';
 import { countTokens } from '../../src/core/text/tokens';
-import { invokeTool } from '../../src/core/tools/invoke';
-import { findTool } from '../../src/core/tools/registry';
 import { writeClaudeSession, type Step } from './helpers/claudeTranscript';
+import { checkedCall } from './helpers/checkedCall';
 import { transcriptFixtures } from './helpers/fixtures';
 import { openTemp, tempHome } from './helpers/tempStore';
 
@@ -17,7 +16,7 @@ type Json = Record<string, unknown>;
 type Range = { startSeq: number; endSeq: number; title: string; summary: string };
 
 async function call(s: Services, name: string, input: object, client = 'claude-code'): Promise<Json> {
-  return (await invokeTool(findTool(name)!, input, s, { client, workspace: '/work/demo' })) as Json;
+  return checkedCall(s, name, input, { client, workspace: '/work/demo' });
 }
 
 function rangesOf(seg: Json): Range[] {

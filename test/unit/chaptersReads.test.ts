@@ -5,9 +5,8 @@ import { isRefusal } from '../../src/core/refusal';
 import type { Services } from '../../src/core/services';
 import { queryRows } from '../../src/core/store/sqlite';
 import { countTokens } from '../../src/core/text/tokens';
-import { invokeTool } from '../../src/core/tools/invoke';
-import { findTool } from '../../src/core/tools/registry';
 import { writeClaudeSession, type Step } from './helpers/claudeTranscript';
+import { checkedCall } from './helpers/checkedCall';
 import { transcriptFixtures } from './helpers/fixtures';
 import { connectMcp } from './helpers/mcpClient';
 import { openTemp, tempHome } from './helpers/tempStore';
@@ -16,7 +15,7 @@ type Json = Record<string, unknown>;
 const REPLAY = '44444444-aaaa-4bbb-8ccc-000000000001';
 
 async function call(s: Services, name: string, input: object): Promise<Json> {
-  return (await invokeTool(findTool(name)!, input, s, { client: 'claude-code', workspace: '/work/demo' })) as Json;
+  return checkedCall(s, name, input, { client: 'claude-code', workspace: '/work/demo' });
 }
 
 /**

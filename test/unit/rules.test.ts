@@ -8,13 +8,14 @@ import { countTokens } from '../../src/core/text/tokens';
 import { invokeTool } from '../../src/core/tools/invoke';
 import { findTool, TOOLS } from '../../src/core/tools/registry';
 import { connectMcp } from './helpers/mcpClient';
+import { checkedCall } from './helpers/checkedCall';
 import { openTemp, tempHome } from './helpers/tempStore';
 
 type Json = Record<string, unknown>;
 const PROJECT = '/work/demo';
 
 async function call(s: Services, name: string, input: object): Promise<Json> {
-  return (await invokeTool(findTool(name)!, input, s, { client: 'claude-code', workspace: PROJECT })) as Json;
+  return checkedCall(s, name, input, { client: 'claude-code', workspace: PROJECT });
 }
 
 function ruleOps(s: Services): number {

@@ -25,16 +25,32 @@ export function iso(ms: number): string {
 }
 
 /**
- * A time window as people and models write it: "24h", "7d", "2w", "all", or
- * "<ISO>..<ISO>" (either side may be empty). Returns undefined when it cannot be read.
+ * Every way a time window may be written, as the refusal lists them. `m` is a month, as
+ * Agenvoy writes it (1d/7d/1m/1y), so minutes are written `min`.
+ */
+export const TIME_RANGE_FORMS = '"<N>min", "<N>h", "<N>d", "<N>w", "<N>m" (months), "<N>y" (e.g. "24h", "7d", "2w", "1m", "1y"), "all", or "<ISO>..<ISO>" (either side may be empty)';
+
+const FIXED_UNITS_MS = { min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/**
+ * A time window as people and models write it (TIME_RANGE_FORMS). Months and years count back
+ * on the calendar (UTC), so "1m" from 31 March is 3 March rather than a fixed 30 days.
+ * Returns undefined when it cannot be read.
  */
 export function parseTimeRange(text: string, now: number): { since?: number; before?: number } | undefined {
   const t = text.trim();
   if (t === 'all' || t === '') return {};
-  const rel = /^(\d+)\s*(m|h|d|w)$/.exec(t);
+  const rel = /^(\d+)\s*(min|h|d|w|m|y)$/.exec(t);
   if (rel) {
-    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[rel[2] as 'm' | 'h' | 'd' | 'w'];
-    return { since: now - Number(rel[1]) * unit };
+    const n = Number(rel[1]);
+    const unit = rel[2] as keyof typeof FIXED_UNITS_MS | 'm' | 'y';
+    if (unit === 'm' || unit === 'y') {
+      const d = new Date(now);
+      if (unit === 'm') d.setUTCMonth(d.getUTCMonth() - n);
+      else d.setUTCFullYear(d.getUTCFullYear() - n);
+      return { since: d.getTime() };
+    }
+    return { since: now - n * FIXED_UNITS_MS[unit] };
   }
   const parts = t.split('..');
   if (parts.length !== 2) return undefined;

@@ -6,6 +6,7 @@ export const answerRequestTool = defineTool({
   name: 'answer_request',
   displayName: 'Answer a request',
   family: 'requests',
+  effects: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   description:
     'Record an answer on a request addressed to this connection; the asker reads it in whats_new or list_requests. Only the agent the request is addressed to can answer it; answering again replaces the earlier answer; a closed request takes no answer. Recording runs nothing. Refused for a connection that has no name.',
   input: z.strictObject({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isRefusal } from '../refusal';
+import { chaptersContinueOutput } from './chaptersOutputs';
 import { defineTool } from './toolDefinition';
 import { presetField, sessionIdField } from './chaptersSegment';
 
@@ -16,12 +17,14 @@ export const budgetTokensField = z
 export const handoffNoteField = z
   .string()
   .max(NOTE_MAX)
-  .describe('State of play for the next session: what is in progress, decisions that hold, the next step. Counted against the budget with the table of contents and never cut: over budget is refused with the numbers.');
+  .describe('State of play for the next session: what is in progress, decisions that hold, the next step. Counted in the budget with the table of contents, never cut.');
 
 export const chaptersContinueTool = defineTool({
   name: 'chapters_continue',
   displayName: 'Chapters: archive and continue',
   family: 'chapters',
+  effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  output: chaptersContinueOutput,
   description:
     'Archive chosen ranges of this session as verbatim Markdown chapters (rendered from the stored events: you choose ranges, titles and summaries, never the text; each chapter gets sha256, start/end seq and a token count) and open a new session whose first message is the cumulative table of contents across the whole ancestry plus your handoff note. Ranges: ascending, non-overlapping, at or below archiveCeiling from chapters_segment; a range identical to an existing chapter cites it. If the table of contents and note do not fit the budget it refuses with the numbers instead of trimming, and nothing is written. Returns childSessionId, presetUsed, chapters, warnings[] (coverage gaps, over-target chapters), budget, firstMessage and opened (whether an editor opened the new session; elsewhere, start a new session with firstMessage).',
   input: z.strictObject({

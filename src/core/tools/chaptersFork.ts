@@ -2,12 +2,15 @@ import { z } from 'zod';
 import { isRefusal } from '../refusal';
 import { budgetTokensField, handoffNoteField } from './chaptersContinue';
 import { presetField, sessionIdField } from './chaptersSegment';
+import { chaptersForkOutput } from './chaptersOutputs';
 import { defineTool } from './toolDefinition';
 
 export const chaptersForkTool = defineTool({
   name: 'chapters_fork',
   displayName: 'Chapters: fork',
   family: 'chapters',
+  effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  output: chaptersForkOutput,
   description:
     'Branch intent ("let\'s try another angle from here"): opens a sibling session whose first message cites the chapters this session already has (the whole ancestry\'s table of contents) plus your handoff note, and writes nothing — no chapter, no record. Events not archived yet stay out of the branch (warnings say which); chapters_continue archives them, and a person\'s /fork archives and branches in one step. Over budget is refused with the numbers. Returns childSessionId, presetUsed, budget, cites, warnings, firstMessage and opened.',
   input: z.strictObject({

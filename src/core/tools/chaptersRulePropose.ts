@@ -3,16 +3,19 @@ import { isRefusal } from '../refusal';
 import { RULE_CATEGORIES } from '../rules/rulesSchema';
 import { RULE_TEXT_MAX } from '../rules/rulesService';
 import { sessionIdField } from './chaptersSegment';
+import { chaptersRuleProposeOutput } from './chaptersOutputs';
 import { defineTool } from './toolDefinition';
 
 export const chaptersRuleProposeTool = defineTool({
   name: 'chapters_rule_propose',
   displayName: 'Chapters: propose a rule',
   family: 'chapters',
+  effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  output: chaptersRuleProposeOutput,
   description:
     'Propose a rule ("we learned a team convention"): a write-once candidate for this project (scope project, the default) or this session (scope session). It is NOT in force until a person approves it on this machine in Recollect\'s rule approval view — no tool can approve one — so do not follow it as a rule until chapters_rules returns it. Proposing the same words again (any case or spacing) changes nothing and says where the rule stands; a rejected rule stays rejected. Returns ok and text (the proposal reply), with id and status.',
   input: z.strictObject({
-    text: z.string().min(1).max(RULE_TEXT_MAX).describe(`The rule, in one to a few sentences (at most ${RULE_TEXT_MAX} characters).`),
+    text: z.string().min(1).max(RULE_TEXT_MAX).describe('The rule, in one to a few sentences.'),
     scope: z.enum(['project', 'session']).optional().describe('project (default): this workspace; session: only this session.'),
     category: z.enum(RULE_CATEGORIES).optional().describe('What kind of rule (default convention).'),
     rationale: z.string().max(2_000).optional().describe('Why: what happened that taught it. Shown to the person who approves.'),

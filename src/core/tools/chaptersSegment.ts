@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { isRefusal } from '../refusal';
 import { PRESET_NAMES } from '../chapters/presets';
+import { chaptersSegmentOutput } from './chaptersOutputs';
 import { defineTool } from './toolDefinition';
 
 export const sessionIdField = z
   .string()
   .regex(/^ses_[0-9a-f]{16}$/, 'must be a session id such as ses_0123456789abcdef')
   .optional()
-  .describe('The session to work on (ses_…). Default: this session, the newest of the calling client\'s kind in its workspace (the answer says which and how it was chosen).');
+  .describe('Default: this session, the newest of the calling client\'s kind in its workspace (the answer says which and how it was chosen).');
 
 export const presetField = z
   .enum(PRESET_NAMES)
@@ -18,6 +19,8 @@ export const chaptersSegmentTool = defineTool({
   name: 'chapters_segment',
   displayName: 'Chapters: what can be archived',
   family: 'chapters',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  output: chaptersSegmentOutput,
   description:
     'Facts for archiving this session as chapters before you continue or fork it ("we are expensive — what can we archive?"). Returns archiveCeiling (the highest event seq that can be archived: never inside an unfinished turn), eventCount (events at or below it), ranges (chapter-shaped ranges over what is not archived yet, whole requests grouped to the preset\'s chapter target; title and summary are yours to edit, the chapter text is always the events themselves), toolResults [{seq, toolName, bytes, estimatedTokens, excerpt, artifact}] (real sizes; the 60 largest when there are more, the rest counted in toolResultsOmitted), plans [{seq, title, status, resultSeq, bytes, estimatedTokens, outline, verdict}] from todo/plan tool calls (the 10 newest snapshots; plansOmitted counts the rest), livePlans (plan calls above the ceiling, in the unfinished turn: archivable by nothing), modeActive (this session itself opened with a chapters table of contents), existingChapters and budgetHint. Reads only; pass the ranges you keep to chapters_continue.',
   input: z.strictObject({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { withholdUnrelated } from '../history/withholding';
 import { refuse } from '../refusal';
 import type { Services } from '../services';
-import { parseTimeRange } from '../text/time';
+import { parseTimeRange, TIME_RANGE_FORMS } from '../text/time';
 import { countTokens } from '../text/tokens';
 import { defineTool, type ToolContext } from './toolDefinition';
 
@@ -16,7 +16,7 @@ const input = z.strictObject({
   scope: z.enum(['reference', 'full']).optional().describe('read: reference (default) keeps the request, tool calls with their outputs and the replies; full keeps everything (reasoning, system notes).'),
   match: z.enum(['keyword', 'semantic']).optional().describe('search: keyword (default) matches text across the whole archive; semantic matches meaning where an embedding provider is configured.'),
   query: z.string().min(1).max(500).optional().describe('search: what to look for.'),
-  time_range: z.string().max(80).optional().describe('list/search: "24h", "7d", "2w", "all", or "<ISO>..<ISO>".'),
+  time_range: z.string().max(80).optional().describe('list/search: "24h", "7d", "2w", "1m" (a month), "1y", "all", or "<ISO>..<ISO>".'),
   limit: z.number().int().min(1).max(50).optional().describe('list: runs (default 20); search: hits (default 10). At most 50.'),
 });
 
@@ -26,6 +26,7 @@ export const chatHistoryTool = defineTool({
   name: 'chat_history',
   displayName: 'Chat history',
   family: 'history',
+  effects: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   description:
     'This session\'s own action log, from Recollect\'s store of imported sessions (VS Code chat, Copilot, Claude Code, Codex). mode=list returns recent runs one row each with their task_id; mode=read opens one or more runs in full (what each was asked, every tool it called with what came back, the reply it ended on; scope=reference keeps those, scope=full keeps everything; in VS Code with the setting recollect.history.withholdUnrelatedRuns on, a run of 4096 characters or more that a language model judges unrelated to the current request (confidence 0.7 or higher) is replaced by a one-line withheld note carrying its objective, at most once per run per session, so reading it again returns it in full; the withheld field says what was judged, or why nothing was); mode=tool_list flattens the tool calls of the last 16 runs so an already-paid-for fetch is found before it is re-run; mode=tool returns one call\'s raw output by task_id + name; mode=search searches past messages (match=keyword across the whole archive, BM25; match=semantic only where an embedding provider is configured), bounded by time_range. "This session" is the newest session of the calling client\'s kind in its workspace; each answer names which session it used and how it was chosen.',
   input,
@@ -36,7 +37,7 @@ async function chatHistory(args: Input, services: Services, ctx: ToolContext) {
   const history = services.history;
   const mode = args.mode ?? 'list';
   const range = args.time_range === undefined ? {} : parseTimeRange(args.time_range, services.store.now);
-  if (!range) return refuse(`time_range "${args.time_range}" is not "24h", "7d", "all" or "<ISO>..<ISO>"`);
+  if (!range) return refuse(`time_range "${args.time_range}" is none of the accepted forms: ${TIME_RANGE_FORMS}`);
 
   if (mode === 'search') {
     if (!args.query) return refuse('mode=search needs a query');

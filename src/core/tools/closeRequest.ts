@@ -5,6 +5,7 @@ export const closeRequestTool = defineTool({
   name: 'close_request',
   displayName: 'Close a request',
   family: 'requests',
+  effects: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   description:
     'Close a request so it leaves the open lists. Only the agent who asked it or the agent it is addressed to can close it; closing one already closed changes nothing. Closing runs nothing. Refused for a connection that has no name.',
   input: z.strictObject({

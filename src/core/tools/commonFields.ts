@@ -4,15 +4,15 @@ import { z } from 'zod';
 export const scopeField = z
   .string()
   .max(110)
-  .describe('Memory scope: "global" (the default) or "project:<slug>". Keeps a memory with one project.');
+  .describe('"global" (default) or "project:<slug>" to keep a memory with one project.');
 
 export const sourceField = z
   .string()
   .min(1)
   .max(100)
-  .describe('Name of the app or agent saving this, for example "claude-code". Defaults to the connecting client.');
+  .describe('The app or agent saving this (e.g. "claude-code"). Default: the connecting client.');
 
 export const citesField = z
   .array(z.string().min(1).max(500))
   .max(20)
-  .describe('What this save builds on: a note path, memory id or subject that a read returned (up to 20).');
+  .describe('What this save builds on: note paths, memory ids or subjects a read returned.');

@@ -6,6 +6,7 @@ export const errorHistoryTool = defineTool({
   name: 'error_history',
   displayName: 'Error history',
   family: 'errors',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     `Tool failures kept across sessions, each with the fix that worked. Look here before debugging a failing tool call. mode=search finds past records by keyword (tool name, keywords, symptom, cause, fix; every word must match) and returns ${SEARCH_DEFAULT} by default; limit is capped at ${SEARCH_CAP} (a larger limit is lowered and the reply says so). mode=read fetches one record by its 8-character hash, e.g. when a tool result says \`no data: {hash}\`. Leave mode out to infer it: hash → read, otherwise search. mode=write was removed: record fixes with write_error.`,
   input: z.strictObject(

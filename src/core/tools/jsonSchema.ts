@@ -5,13 +5,61 @@ import type { ToolDefinition } from './toolDefinition';
 export function inputJsonSchema(tool: ToolDefinition): Record<string, unknown> {
   const schema = z.toJSONSchema(tool.input, { io: 'input', target: 'draft-7' }) as Record<string, unknown>;
   delete schema.$schema;
-  return schema;
+  return withoutSafeIntegerBounds(schema) as Record<string, unknown>;
 }
+
+/**
+ * zod writes every `.int()` as bounded by ±Number.MAX_SAFE_INTEGER: a bound no caller can
+ * reach, which every chat request would still pay for in tokens. Real bounds stay.
+ */
+function withoutSafeIntegerBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutSafeIntegerBounds);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) continue;
+    out[key] = withoutSafeIntegerBounds(value);
+  }
+  return out;
+}
+
+/** Every refusal's shape (core/refusal.ts); a refusal may say more than these fields. */
+const refusalOutput = z.looseObject({
+  ok: z.literal(false),
+  reason: z.string(),
+  budget: z.strictObject({ limit: z.number(), used: z.number(), unit: z.enum(['characters', 'tokens', 'items', 'bytes', 'requests']) }).optional(),
+});
+
+/** A successful answer of a tool that names no fields: an object that is not a refusal. */
+const answerOutput = z.looseObject({ ok: z.literal(true).optional() });
+
+/** Every answer the tool may give: its declared answer (more fields allowed) or a refusal. */
+export function resultSchema(tool: ToolDefinition): z.ZodType {
+  return z.union([tool.output ? tool.output.loose() : answerOutput, refusalOutput]);
+}
+
+/**
+ * The MCP outputSchema: the tool's answer or a refusal, generated from zod like the input.
+ * Its root says `type: object` because MCP requires structured content to be an object.
+ */
+export function outputJsonSchema(tool: ToolDefinition): { type: 'object'; [k: string]: unknown } {
+  const schema = z.toJSONSchema(resultSchema(tool), { io: 'output', target: 'draft-7' }) as Record<string, unknown>;
+  delete schema.$schema;
+  return { type: 'object', ...schema };
+}
+
+/**
+ * The VS Code context key the extension sets while Recollect's MCP server is the window's tool
+ * surface (host/toolSurface.ts): the contributed tools are then hidden, so no tool shows twice.
+ * Unset before the extension starts, so the tools show by default.
+ */
+export const MCP_SURFACE_CONTEXT = 'recollect.mcpToolSurface';
 
 /** `contributes.languageModelTools` for package.json, derived entirely from the registry. */
 export function languageModelToolsManifest(tools: readonly ToolDefinition[]): object[] {
   return tools.map((t) => ({
     name: t.name,
+    when: `!${MCP_SURFACE_CONTEXT}`,
     displayName: t.displayName,
     toolReferenceName: t.name,
     canBeReferencedInPrompt: true,

@@ -7,10 +7,11 @@ export const lcmDescribeTool = defineTool({
   name: 'lcm_describe',
   displayName: 'Describe a summary or stored file',
   family: 'lcm',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
-    'Inspect one item of the lossless-context DAG by id — cheap, no sub-agent. For a summary (sum_…): its full content (ending with "Expand for details about:" naming what it dropped), depth, kind (leaf|condensed), tokenCount, createdAt, earliestAt/latestAt, descendantCount (summaries beneath it), messageCount, parentIds (the summary that condensed this one, one level up), childIds (the summaries a condensed one was built from, one level down), sourceMessageIds (a leaf\'s messages), fileIds and producer (extractive or the model that wrote it). ' +
-    'For a stored file (file_…, a large tool output or file kept once): its full content, fileName, mimeType, byteSize, tokenCount, explorationSummary, storagePath and storageEncoding (brotli: that file is compressed, so read content rather than the file). ' +
-    'Scoped to the current conversation unless conversationId is given or allConversations is true; an id from another conversation is refused with the conversation it belongs to.',
+    'Inspect one item of the lossless-context DAG by id; cheap, no sub-agent. A summary (sum_…): its full content (ending with "Expand for details about:" naming what it dropped), depth, kind (leaf|condensed), tokenCount, createdAt, earliestAt/latestAt, descendantCount, messageCount, parentIds (one level up), childIds (one level down), sourceMessageIds (a leaf\'s messages), fileIds and producer (extractive or the model). ' +
+    'A stored file (file_…, a large output kept once): its full content, fileName, mimeType, byteSize, tokenCount, explorationSummary, storagePath and storageEncoding (brotli: read content, not the file). ' +
+    'An id from another conversation than the current one (or conversationId) is refused with the conversation it belongs to, unless allConversations is true.',
   input: z.strictObject({
     id: z.string().min(1).max(100).describe('sum_xxx for a summary, file_xxx for a stored file.'),
     conversationId: conversationIdField.optional(),

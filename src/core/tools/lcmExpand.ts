@@ -5,11 +5,12 @@ export const lcmExpandTool = defineTool({
   name: 'lcm_expand',
   displayName: 'Expand summaries (sub-agent only)',
   family: 'lcm',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'Low-level DAG expansion, ONLY for the sub-agent that lcm_expand_query starts: it holds a short-lived grant scoped to the conversations being expanded, and any other caller is refused with "use lcm_expand_query". ' +
     'Reads each summary one level down: a condensed summary\'s children, or a leaf\'s source messages verbatim. Items are returned whole or withheld (listed with their token counts), never cut; the grant\'s token budget bounds the run.',
   input: z.strictObject({
-    summaryIds: z.array(z.string().regex(/^sum_[0-9a-f]{16}$/, 'must be a summary id such as sum_0123456789abcdef')).min(1).max(8).describe('Summaries to expand one level (1 to 8).'),
+    summaryIds: z.array(z.string().regex(/^sum_[0-9a-f]{16}$/, 'must be a summary id such as sum_0123456789abcdef')).min(1).max(8).describe('Summaries to expand one level.'),
     includeMessages: z.boolean().optional().describe('Return a leaf\'s source messages. Default true.'),
     tokenCap: z.number().int().min(1).optional().describe('At most this many tokens from this call (never more than the grant has left).'),
   }),

@@ -12,10 +12,11 @@ export const lcmExpandQueryTool = defineTool({
   name: 'lcm_expand_query',
   displayName: 'Answer from compacted history',
   family: 'lcm',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
   description:
-    'Deep recall: answer a focused question (prompt) by expanding summaries of the lossless-context DAG down to the source messages. Give query (words to find summaries) or summaryIds (from lcm_grep or lcm_describe). ' +
-    'With a language model available (in VS Code, when the setting recollect.lcm.useLanguageModel allows it) a bounded sub-agent that can only call lcm_expand walks the DAG and answers (120 s limit, token cap); otherwise the answer is assembled from the best-matching source excerpts, each with its summary and message id, and says plainly that no model synthesised it. ' +
-    'Scope: the current conversation, conversationId, or allConversations: true — which ranks conversations and expands only the top few, each with its own bounded run, then merges their answers into one (conversationBreakdown shows each; truncated: true when some were skipped or failed). ' +
+    'Deep recall: answer a focused question (prompt) by expanding summaries of the lossless-context DAG down to the source messages. Give query or summaryIds (from lcm_grep or lcm_describe). ' +
+    'With a language model (in VS Code, when recollect.lcm.useLanguageModel allows it) a bounded sub-agent that can only call lcm_expand walks the DAG and answers (120 s limit, token cap); otherwise the answer is the best-matching source excerpts, each with its summary and message id, and says that no model synthesised it. ' +
+    'allConversations: true ranks conversations and expands only the top few, each in its own bounded run, and merges their answers (conversationBreakdown shows each; truncated: true when some were skipped or failed). ' +
     'Returns answer, citedIds (summary ids it rests on), citedMessageIds, sourceConversationIds, expandedSummaryCount, totalSourceTokens, truncated (with truncatedBecause), synthesizedBy (the model, or null), conversationBreakdown.',
   input: z.strictObject({
     prompt: z.string().min(1).max(4000).describe('The question to answer.'),

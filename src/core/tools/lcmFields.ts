@@ -5,6 +5,6 @@ export const conversationIdField = z
   .number()
   .int()
   .min(1)
-  .describe('The conversation to use: the number lcm_grep reports as conversationId (an imported session; the number stays the same for that session). Default: the current conversation. Wins over allConversations.');
+  .describe('The conversationId lcm_grep reports (one per imported session, stable). Default: the current conversation. Wins over allConversations.');
 
 export const allConversationsField = z.boolean().describe('true: every imported conversation instead of the current one. Default false.');

@@ -8,23 +8,23 @@ export const lcmGrepTool = defineTool({
   name: 'lcm_grep',
   displayName: 'Search compacted history',
   family: 'lcm',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
-    'Search imported conversations — their messages and the summaries of the lossless-context DAG — by regex or full text. Start recall here; then lcm_describe a summary, then lcm_expand_query for detail the summaries dropped. ' +
-    'mode "regex" (default): a JavaScript regular expression, case-sensitive (write /pattern/i for case-insensitive); an invalid pattern or a nested repeat like (a+)+ is refused. ' +
-    'mode "full_text": words and "quoted phrases", every word must match, ranked by BM25; regex syntax is refused with a message naming it. ' +
-    'scope messages|summaries|both (default both). A conversation is one imported session; conversationId is its stable number in the store. Default: the current conversation (the newest session of your kind in your workspace; the answer says which); allConversations: true searches all. ' +
-    'since/before are ISO instants. limit 1–200 (default 50). sort recency (default) | relevance | hybrid (relevance decayed by age); in regex mode relevance counts the matches in each item. ' +
+    'Search imported conversations (their messages and the summaries of the lossless-context DAG) by regex or full text. Start recall here; then lcm_describe a summary, then lcm_expand_query for detail the summaries dropped. ' +
+    'regex (default): a JavaScript regular expression, case-sensitive (/pattern/i for any case); an invalid pattern or a nested repeat like (a+)+ is refused. ' +
+    'full_text: words and "quoted phrases", every word must match, ranked by BM25; regex syntax is refused with a message naming it. ' +
+    'A conversation is one imported session; default: the current one (the newest of your kind in your workspace; the answer says which). ' +
     'Returns matches with id (a number for a message, sum_… for a summary), type, snippet (match in [brackets]), conversationId, createdAt; messages add role, toolName and coveredBy (the leaf summary holding them); summaries add depth, kind, summaryId. truncated: true when more matched than were returned.',
   input: z.strictObject({
     pattern: z.string().min(1).max(500).describe('What to find: a regular expression (mode regex) or words and "quoted phrases" (mode full_text).'),
-    mode: z.enum(['regex', 'full_text']).optional().describe('"regex" (default) or "full_text".'),
-    scope: z.enum(['messages', 'summaries', 'both']).optional().describe('"both" (default), "messages" or "summaries".'),
+    mode: z.enum(['regex', 'full_text']).optional().describe('Default regex.'),
+    scope: z.enum(['messages', 'summaries', 'both']).optional().describe('Default both.'),
     conversationId: conversationIdField.optional(),
     allConversations: allConversationsField.optional(),
-    since: z.string().max(40).optional().describe('ISO timestamp lower bound, inclusive (e.g. 2026-02-19T00:00:00Z).'),
-    before: z.string().max(40).optional().describe('ISO timestamp upper bound, exclusive.'),
-    limit: z.number().int().min(1).max(200).optional().describe('Max results, 1 to 200. Default 50.'),
-    sort: z.enum(['recency', 'relevance', 'hybrid']).optional().describe('"recency" (default), "relevance" or "hybrid".'),
+    since: z.string().max(40).optional().describe('ISO instant, inclusive (e.g. 2026-02-19T00:00:00Z).'),
+    before: z.string().max(40).optional().describe('ISO instant, exclusive.'),
+    limit: z.number().int().min(1).max(200).optional().describe('Default 50.'),
+    sort: z.enum(['recency', 'relevance', 'hybrid']).optional().describe('Default recency; hybrid is relevance decayed by age; in regex mode relevance counts the matches in each item.'),
   }),
   run: (input, services, ctx) => {
     const since = input.since === undefined ? undefined : parseInstant(input.since);

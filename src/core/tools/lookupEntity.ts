@@ -6,10 +6,11 @@ export const lookupEntityTool = defineTool({
   name: 'lookup_entity',
   displayName: 'Look up an entity',
   family: 'memory',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'Find a person, project or concept by name or alias, with its current facts and the notes named for it. No embedding call. It matches fact subjects, aliases (facts with predicate "alias"/"aka", and `aliases:` in a note\'s front matter), note titles and note paths — not words inside note text (search_text finds those).',
   input: z.strictObject({
-    name: z.string().min(1).max(200).describe('Entity name or alias (1 to 200 characters).'),
+    name: z.string().min(1).max(200).describe('Entity name or alias.'),
     scope: scopeField.optional().describe('Restrict to entities whose facts or source note belong to this scope: "global" or "project:<slug>".'),
   }),
   run: (input, services) => services.recall.lookupEntity(input),

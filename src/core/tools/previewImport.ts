@@ -6,10 +6,11 @@ export const previewImportTool = defineTool({
   name: 'preview_import',
   displayName: 'Preview a Markdown import',
   family: 'memory',
+  effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   description:
     'Dry run of an import of Markdown notes into the vault under Imported/<label>/. The server cannot read the disk: read each .md file and send its text. Up to 100 files per call, 64 KiB per file, 128 KiB per batch; more is refused with the measured sizes. One bad file (not valid Unicode, or a control character other than tab, newline and carriage return, or U+007F) refuses the whole call and names its index in `files`; nothing is staged. A front-matter `session_date` or `date` later than the write time is replaced by the write time and reported. Writes no note: returns what would be created, conflicts (a different file already at the path, which is kept), and a batchId for apply_import (valid 15 minutes).',
   input: z.strictObject({
-    label: z.string().min(1).max(200).describe('Names the folder the notes go to: Imported/<label>/ (1 to 200 characters, no slashes).'),
+    label: z.string().min(1).max(200).describe('The folder the notes go to: Imported/<label>/ (no slashes).'),
     files: z
       .array(
         z.strictObject({
@@ -19,7 +20,7 @@ export const previewImportTool = defineTool({
       )
       .min(1)
       .max(10_000)
-      .describe('The files, each { relativePath, markdown }: up to 100 .md files, 64 KiB each, 128 KiB together.'),
+      .describe('The .md files to import.'),
     include: z.array(z.string().min(1).max(500)).max(100).optional().describe('Only import files under these path prefixes (folders or files).'),
     exclude: z.array(z.string().min(1).max(500)).max(100).optional().describe('Leave out files under these path prefixes.'),
     stage: z.boolean().optional().describe('false: check only, nothing is held and no batchId is returned. Default true.'),

@@ -7,10 +7,11 @@ export const rememberTool = defineTool({
   name: 'remember',
   displayName: 'Remember',
   family: 'memory',
+  effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   description:
-    'Primary write: keep something the user asked you to remember. Pass `statement` in plain words and nothing else; add `subject`, `predicate` and `object` together only for a value that stays current until it changes (saving the same subject+predicate+scope again replaces the value and keeps the old one in history). Save a standing rule as a fact: subject = what it governs, predicate "rule", object = the rule. The sentence is also written to the day\'s Markdown log in the vault (id entry:<path>#<hash>). A statement over 4,000 characters is refused, never cut; a statement saved on its own that holds a control character (other than tab, newline, carriage return) or invalid Unicode is refused and nothing is written.',
+    'Primary write: keep something the user asked you to remember. Pass `statement` in plain words; add `subject`, `predicate` and `object` together only for a value that stays current until it changes (the same subject+predicate+scope again replaces the value; the old one stays in history). A standing rule is a fact: subject = what it governs, predicate "rule", object = the rule. The sentence also goes to the day\'s Markdown log in the vault (id entry:<path>#<hash>). Over 4,000 characters is refused, never cut; a statement saved on its own holding invalid Unicode or a control character (other than tab, newline, carriage return) is refused and nothing is written.',
   input: z.strictObject({
-    statement: z.string().min(1).max(STATEMENT_MAX).describe('The thing to remember, in plain words (1 to 4,000 characters).'),
+    statement: z.string().min(1).max(STATEMENT_MAX).describe('The thing to remember, in plain words.'),
     subject: z.string().min(1).max(500).optional().describe('With predicate and object: what the fact is about.'),
     predicate: z.string().min(1).max(200).optional().describe('With subject and object: the property, e.g. "uses", "rule", "owner".'),
     object: z.string().min(1).max(STATEMENT_MAX).optional().describe('With subject and predicate: the current value.'),

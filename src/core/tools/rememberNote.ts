@@ -7,10 +7,11 @@ export const rememberNoteTool = defineTool({
   name: 'remember_note',
   displayName: 'Log a note',
   family: 'memory',
+  effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   description:
     'Append a timestamped entry to a day\'s log (a Markdown file in the vault, daily/YYYY-MM-DD.md) and index it at once. The refusals of a statement saved on its own apply: text over 4,000 characters, invalid Unicode, or a control character other than tab, newline and carriage return (or U+007F) is refused and nothing is written. Returns the entry id entry:<path>#<hash>.',
   input: z.strictObject({
-    text: z.string().min(1).max(STATEMENT_MAX).describe('The line to log (1 to 4,000 characters).'),
+    text: z.string().min(1).max(STATEMENT_MAX).describe('The line to log.'),
     date: z.string().max(10).optional().describe('YYYY-MM-DD: the day\'s log to append to. Default today in `timezone`.'),
     source: sourceField.optional(),
     scope: scopeField.optional(),

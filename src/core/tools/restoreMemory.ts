@@ -5,6 +5,7 @@ export const restoreMemoryTool = defineTool({
   name: 'restore_memory',
   displayName: 'Restore a memory',
   family: 'memory',
+  effects: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   description:
     'Put a retired memory back exactly as it was. It refuses to overwrite a file that now occupies the same path (move or rename that file first). A fact superseded while it was retired comes back as history.',
   input: z.strictObject({

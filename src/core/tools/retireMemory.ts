@@ -5,6 +5,7 @@ export const retireMemoryTool = defineTool({
   name: 'retire_memory',
   displayName: 'Retire a memory',
   family: 'memory',
+  effects: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   description:
     'Take one memory out of recall without deleting it. Use only when the owner asks to forget something. A fact leaves recall but stays in the ledger; an entry\'s block leaves its day log; a note\'s file leaves the vault. The text stays in the store and restore_memory puts it back exactly.',
   input: z.strictObject({

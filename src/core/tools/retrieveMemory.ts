@@ -6,6 +6,7 @@ export const retrieveMemoryTool = defineTool({
   name: 'retrieve_memory',
   displayName: 'Retrieve memory',
   family: 'memory',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'The current value(s) for a subject, matched regardless of case and spacing. `predicate` narrows to one property; `include_history` adds superseded values labelled "historical"; `as_of` (ISO instant) returns the values valid at that time; `scope` restricts to one scope (all scopes when omitted).',
   input: z.strictObject({

@@ -7,6 +7,7 @@ export const saveMemoryTool = defineTool({
   name: 'save_memory',
   displayName: 'Save memory (fact)',
   family: 'memory',
+  effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   description:
     'The structured form alone: save one fact as subject, predicate and object (all three required). No sentence is kept. Saving the same subject+predicate+scope again replaces the current value; the old one stays in history (retrieve_memory with include_history).',
   input: z.strictObject({

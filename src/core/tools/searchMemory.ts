@@ -6,6 +6,7 @@ export const searchMemoryTool = defineTool({
   name: 'search_memory',
   displayName: 'Search memory by meaning',
   family: 'memory',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
   description:
     'Search notes (day-log entries, note chunks) and fact values by meaning. Works only where semantic search is on (memory_status reports `semantic: true`: an OpenAI-compatible /v1/embeddings endpoint such as a local Ollama is configured through RECOLLECT_EMBEDDINGS_URL and RECOLLECT_EMBEDDINGS_MODEL); elsewhere it returns no hits and says why, and search_text is the tool to use. Hits come best first with `similarity` (cosine).',
   input: z.strictObject({

@@ -6,11 +6,12 @@ export const searchTextTool = defineTool({
   name: 'search_text',
   displayName: 'Search memory text',
   family: 'memory',
+  effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'Keyword (BM25 full-text) search over saved notes and current facts; makes no embedding call, and facts saved with remember are found at once. Every word must match; "quoted words" match as a phrase; word* matches a prefix. Operators are treated as plain words. Returns hits best first with id, kind (fact or note: a day-log entry or a chunk of a Markdown note, with its path), snippet, scope, created_at and score, and `index.stale` when the vault changed since it was indexed (index_memory).',
   input: z.strictObject({
-    query: z.string().min(1).max(200).describe('Keywords to find (1 to 200 characters).'),
-    top_k: z.number().int().min(1).max(50).optional().describe('Max hits, 1 to 50. Default 20.'),
+    query: z.string().min(1).max(200).describe('Keywords to find.'),
+    top_k: z.number().int().min(1).max(50).optional().describe('Max hits. Default 20.'),
     scope: scopeField.optional(),
   }),
   run: (input, services) => services.memory.searchText(input),

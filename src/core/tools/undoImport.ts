@@ -5,6 +5,7 @@ export const undoImportTool = defineTool({
   name: 'undo_import',
   displayName: 'Undo a Markdown import',
   family: 'memory',
+  effects: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   description:
     'Retire the notes one import batch created (restorable with restore_memory), and nothing else: files that were there before the import are never touched, and a note edited since the import is kept and reported.',
   input: z.strictObject({

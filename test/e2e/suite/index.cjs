@@ -123,15 +123,19 @@ async function invokeTool(name, input) {
   }
 }
 
-// The first text part's value. Results cross the extension host/renderer boundary and
-// are re-created on the way back, so check the shape rather than rely on instanceof.
+// The result's JSON text: a text part's value, or (VS Code 1.106+, where the tools answer
+// with LanguageModelDataPart.json) a JSON data part's bytes. Results cross the extension
+// host/renderer boundary and are re-created on the way back, so check the shape rather
+// than rely on instanceof.
 function firstText(result, toolName) {
   assert(result && Array.isArray(result.content), `${toolName}: result has no content array: ${safeStringify(result)}`);
   const part = result.content.find(
-    (p) => p instanceof vscode.LanguageModelTextPart || (p && typeof p.value === 'string'),
+    (p) => p instanceof vscode.LanguageModelTextPart || (p && typeof p.value === 'string') || (p && /json/.test(p.mimeType || '') && p.data),
   );
-  assert(part, `${toolName}: result has no LanguageModelTextPart (parts: ${safeStringify(result.content)})`);
-  return part.value;
+  assert(part, `${toolName}: result has no text or JSON data part (parts: ${safeStringify(result.content)})`);
+  if (typeof part.value === 'string') return part.value;
+  assert(typeof vscode.LanguageModelDataPart === 'function', `${toolName}: a JSON data part on VS Code ${vscode.version}, which has no LanguageModelDataPart`);
+  return new TextDecoder().decode(part.data);
 }
 
 function parseJson(text, toolName) {
@@ -212,6 +216,32 @@ test('every contributed language model tool is registered', async (info) => {
     `contributed but missing from vscode.lm.tools: ${missing.join(', ')} (registered: ${[...registered].join(', ')})`,
   );
   info.tools = contributed;
+});
+
+test('each Recollect tool is offered once, through one surface (no MCP copy beside the language-model tools)', async (info) => {
+  const ext = vscode.extensions.getExtension(EXTENSION_ID);
+  const contributed = ext.packageJSON.contributes.languageModelTools.map((t) => t.name);
+  const names = vscode.lm.tools.map((t) => t.name);
+  const surface = vscode.workspace.getConfiguration('recollect').get('toolSurface');
+  assert(surface === 'languageModelTools', `recollect.toolSurface defaults to languageModelTools, got ${surface}`);
+  // VS Code names an MCP server's tools after the server (e.g. mcp_recollect_remember); give
+  // its MCP client time to start a server the extension offered, then count every copy.
+  await new Promise((r) => setTimeout(r, 3000));
+  const copies = (tool) => vscode.lm.tools.filter((t) => t.name === tool || (t.name !== tool && t.name.endsWith(`_${tool}`) && /recollect/i.test(t.name))).length;
+  const twice = contributed.filter((tool) => copies(tool) !== 1);
+  assert(twice.length === 0, `offered other than once: ${twice.map((t) => `${t} (${copies(t)})`).join(', ')} among ${names.length} tools`);
+  info.tools = vscode.lm.tools.length;
+  info.hasDataPartJson = typeof (vscode.LanguageModelDataPart && vscode.LanguageModelDataPart.json) === 'function';
+});
+
+test('a tool answers with a JSON data part from VS Code 1.106, with text before', async (info) => {
+  const result = await invokeTool('memory_status', {});
+  const minor = Number(vscode.version.split('.')[1]);
+  const json = result.content.filter((p) => p && /json/.test(p.mimeType || ''));
+  const text = result.content.filter((p) => p && typeof p.value === 'string');
+  if (minor >= 106) assert(json.length === 1 && text.length === 0, `VS Code ${vscode.version}: expected one JSON data part, got ${safeStringify(result.content).slice(0, 300)}`);
+  else assert(text.length === 1 && json.length === 0, `VS Code ${vscode.version}: expected one text part, got ${safeStringify(result.content).slice(0, 300)}`);
+  info.parts = result.content.map((p) => p.mimeType || 'text');
 });
 
 test('remember stores a fact', async () => {

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { countTokens } from '../../src/core/text/tokens';
+import { inputJsonSchema } from '../../src/core/tools/jsonSchema';
+import { TOOLS } from '../../src/core/tools/registry';
+
+/**
+ * What every chat request pays for Recollect's tools: each tool's name, description and input
+ * schema go to the model with every request (o200k tokens). A description that grows past the
+ * budget must earn it, and a cut must keep every contract the spec states.
+ */
+const BUDGET_TOKENS = 11_300;
+
+describe('the cost of the tool definitions to every chat request', () => {
+  it(`stays under ${BUDGET_TOKENS} tokens for all tools`, () => {
+    const rows = TOOLS.map((t) => {
+      const text = t.name + t.description + JSON.stringify(inputJsonSchema(t));
+      return { name: t.name, chars: text.length, tokens: countTokens(text) };
+    });
+    const chars = rows.reduce((n, r) => n + r.chars, 0);
+    const tokens = rows.reduce((n, r) => n + r.tokens, 0);
+    console.log(`${TOOLS.length} tools: ${chars} characters, ${tokens} tokens; largest: ${[...rows].sort((a, b) => b.tokens - a.tokens).slice(0, 5).map((r) => `${r.name} ${r.tokens}`).join(', ')}`);
+    expect(tokens).toBeLessThanOrEqual(BUDGET_TOKENS);
+  });
+});
