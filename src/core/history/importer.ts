@@ -7,6 +7,8 @@ import type { Database, Statement } from '../store/sqlite';
 import type { FileImported, FilesImported, SessionChange, SessionHeader, StoredEvent } from './historySchema';
 import type { ParsedEvent, ParsedSession, ParseProblem } from './parsedSession';
 import { detectTranscript, isSnapshotFormat } from './parsers/detect';
+import { deleteUnreferencedBlobs } from './blobReferences';
+import { isForgotten } from './forgetOps';
 import { ImportPipeline, Landing } from './importPipeline';
 import type { PendingSyncs } from './pendingSyncs';
 
@@ -22,6 +24,8 @@ export interface ImportReport {
   runs: number;
   events: number;
   skipped_lines: number;
+  /** Sessions in the files read that a person forgot: not imported again (see ForgetService.remember). */
+  forgotten_sessions: number;
   unknown_types: Record<string, number>;
   problems: ParseProblem[];
 }
@@ -30,7 +34,7 @@ export interface ImportReport {
 export type SessionImportListener = (sessionId: string, events: readonly StoredEvent[]) => Promise<void>;
 
 export function emptyReport(): ImportReport {
-  return { files: 0, unchanged_files: 0, ignored_files: 0, sessions: 0, runs: 0, events: 0, skipped_lines: 0, unknown_types: {}, problems: [] };
+  return { files: 0, unchanged_files: 0, ignored_files: 0, sessions: 0, runs: 0, events: 0, skipped_lines: 0, forgotten_sessions: 0, unknown_types: {}, problems: [] };
 }
 
 export function sessionIdOf(source: string, externalId: string): string {
@@ -117,7 +121,11 @@ export class HistoryImporter {
       blobs.push(pending.durable);
       return pending.hash;
     };
-    const sessions = parsed.sessions.map((session) => this.prepareSession(abs, session, putBlob));
+    // A forgotten session's large texts must not come back as blobs either, so it is left out before anything is written.
+    const db = this.store.db;
+    const kept = parsed.sessions.filter((s) => !isForgotten(db, sessionIdOf(s.source, s.externalId)));
+    report.forgotten_sessions += parsed.sessions.length - kept.length;
+    const sessions = kept.map((session) => this.prepareSession(abs, session, putBlob));
     return {
       sessions,
       sessionIds: sessions.map((p) => p.header.id),
@@ -144,7 +152,8 @@ export class HistoryImporter {
       const existing = new ExistingKeys(db);
       let diffs: Diff[][];
       try {
-        diffs = batch.map((f) => f.sessions.map((prepared) => diffSession(existing.of(prepared.header.id), prepared, f.snapshot)));
+        // A session forgotten by another process since the file was read is left out here, on the latest state.
+        diffs = batch.map((f) => f.sessions.map((prepared) => (isForgotten(db, prepared.header.id) ? FORGOTTEN : diffSession(existing.of(prepared.header.id), prepared, f.snapshot))));
       } finally {
         existing.free();
       }
@@ -155,7 +164,14 @@ export class HistoryImporter {
       return { op, result: diffs.flat() };
     });
     await syncs.add(synced);
+    // Blobs written for a session forgotten meanwhile (by another process, after this file was read) are not left behind.
+    const orphans = batch.flatMap((f, i) => f.sessions.filter((_, j) => outcome[offsetOf(batch, i) + j] === FORGOTTEN).flatMap((p) => p.events.flatMap((e) => (e.blob ? [e.blob] : []))));
+    if (orphans.length) await deleteUnreferencedBlobs(this.store, orphans);
     for (const diff of outcome) {
+      if (diff === FORGOTTEN) {
+        report.forgotten_sessions++;
+        continue;
+      }
       report.sessions++;
       report.runs += diff.runs;
       report.events += diff.events;
@@ -233,6 +249,14 @@ interface ReadFile {
 }
 
 type Diff = { runs: number; events: number; change?: SessionChange };
+
+/** Where file `i`'s sessions start in the batch's flat list of diffs. */
+function offsetOf(batch: readonly ReadFile[], i: number): number {
+  return batch.slice(0, i).reduce((n, f) => n + f.sessions.length, 0);
+}
+
+/** The diff of a session a person forgot: nothing is written. */
+const FORGOTTEN: Diff = { runs: 0, events: 0 };
 
 /**
  * Compares a prepared session with the keys and hashes the store holds for it (read inside the
