@@ -46,19 +46,14 @@ export const FORGOTTEN_MIGRATION = `
 `;
 
 /**
- * Deleted pages are zeroed while this runs, and the touched search indexes are merged into one
- * segment each at the end: an FTS4 delete only adds a tombstone to a new segment, so the words of
- * a forgotten text would otherwise stay in the old segments and in every snapshot written after.
+ * The touched search indexes are merged into one segment each after the deletes: an FTS4 delete
+ * only adds a tombstone in a new segment, so the words of a forgotten text would otherwise stay in
+ * the old segments and in every snapshot written after. (Freed pages are zeroed by every
+ * connection's secure_delete: tuneConnection.)
  */
 function purging(db: Database, tables: readonly string[], fn: () => void): void {
-  const before = Number(queryScalar(db, 'PRAGMA secure_delete'));
-  db.exec('PRAGMA secure_delete = ON');
-  try {
-    fn();
-    for (const t of tables) db.run(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
-  } finally {
-    db.exec(`PRAGMA secure_delete = ${before ? 'ON' : 'OFF'}`);
-  }
+  fn();
+  for (const t of tables) db.run(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
 }
 
 export function applySessionsForgotten(db: Database, op: Operation): void {
