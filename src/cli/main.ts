@@ -14,6 +14,7 @@ import { DEFAULT_PORT, startHttpServer } from './httpServer';
 import { ensureToken } from './httpToken';
 import { serveMcpStdio } from './mcpServer';
 import { EVAL_USAGE, evalCommand } from './eval/evalCommand';
+import { FORGET_USAGE, parseForgetArgs, runForget } from './forgetCommand';
 
 declare const __RECOLLECT_VERSION__: string;
 const VERSION = typeof __RECOLLECT_VERSION__ === 'string' ? __RECOLLECT_VERSION__ : '0.0.0-dev';
@@ -33,6 +34,8 @@ const USAGE = `recollect — durable local memory for coding agents
                                          /mcp?name=<name> (or header X-Recollect-Connection) names its connection
   recollect manifest                     print contributes.languageModelTools
   recollect restore <export.md>          read an export_memory document (pages concatenated) into an empty store
+  recollect forget --session <id> | --workspace <folder> | --before <date>
+                                         forget imported history everywhere, on disk too (--help: more)
   recollect eval <file>...               recall@5/@10 of get_context, search_text and a BM25 baseline on
                                          LongMemEval or LoCoMo files (each conversation in a fresh temp store)
 
@@ -69,6 +72,19 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(JSON.stringify(report, null, 2) + '\n');
         return isRefusal(report) ? EXIT.refused : EXIT.answered;
       });
+    }
+    case 'forget': {
+      // A person's act, so a command of its own and never a tool a model could call.
+      if (rest[0] === '--help') {
+        process.stdout.write(FORGET_USAGE + '\n');
+        return EXIT.answered;
+      }
+      const request = parseForgetArgs(rest);
+      if (request.kind === 'usage') {
+        process.stderr.write(`recollect forget: ${request.reason}\n`);
+        return usage(FORGET_USAGE);
+      }
+      return withServices(async (s) => ((await runForget(s, request, (t) => process.stdout.write(t))) ? EXIT.answered : EXIT.refused));
     }
     case 'eval':
       if (!rest.length) return usage(EVAL_USAGE);

@@ -5,6 +5,7 @@ import type { Store } from '../store/store';
 import { queryRows, type Database } from '../store/sqlite';
 import { droppableOutputsWhere, type ForgetScope, type SessionsForgotten, type SessionsRemembered, type ToolOutputsDropped } from './forgetOps';
 import { deleteUnreferencedBlobs } from './blobReferences';
+import { retentionCuts, type ToolOutputRetention } from './retention';
 import { dropOutputsRedactor, forgetSessionsRedactor } from './forgetRedact';
 
 export interface ForgetReport {
@@ -65,6 +66,11 @@ export class ForgetService {
     };
   }
 
+  /** The sessions `forget(scope)` would forget now, for a confirmation that names them. */
+  preview(scope: ForgetScope): { id: string; source: string; title: string | null; workspace: string | null }[] {
+    return matching(this.store.db, scope).map(({ id, source, title, workspace }) => ({ id, source, title, workspace }));
+  }
+
   /** Lifts the tombstones: the sessions' files are read again by the next import (or the watcher). */
   async remember(ids: readonly string[]): Promise<{ ok: true; remembered: string[] } | Refusal> {
     return this.store.commit((db) => {
@@ -104,6 +110,16 @@ export class ForgetService {
     const upTo = this.store.version;
     const blobsDeleted = await this.deleteUnreferenced(decided.blobs);
     return { ok: true, outputs: decided.outputs, blobs_deleted: blobsDeleted, ...(await this.purgeDisk(dropOutputsRedactor(before, sources), upTo)) };
+  }
+
+  /** Applies a retention setting (see retention.ts): one drop per distinct number of days; only the drops that found something are reported. */
+  async applyRetention(setting: ToolOutputRetention): Promise<DropOutputsReport[]> {
+    const reports: DropOutputsReport[] = [];
+    for (const cut of retentionCuts(setting, this.store.now)) {
+      const r = await this.dropToolOutputs(cut.before, cut.sources);
+      if (r.outputs) reports.push(r);
+    }
+    return reports;
   }
 
   private deleteUnreferenced(hashes: readonly string[]): Promise<number> {

@@ -8,6 +8,7 @@ import type { FileImported, FilesImported, SessionChange, SessionHeader, StoredE
 import type { ParsedEvent, ParsedSession, ParseProblem } from './parsedSession';
 import { detectTranscript, isSnapshotFormat } from './parsers/detect';
 import { deleteUnreferencedBlobs } from './blobReferences';
+import type { ExcludeGlobs } from './excludeGlobs';
 import { isForgotten } from './forgetOps';
 import { ImportPipeline, Landing } from './importPipeline';
 import type { PendingSyncs } from './pendingSyncs';
@@ -20,6 +21,8 @@ export interface ImportReport {
   files: number;
   unchanged_files: number;
   ignored_files: number;
+  /** Files and folders left out by `recollect.history.exclude` (a folder counts once). */
+  excluded: number;
   sessions: number;
   runs: number;
   events: number;
@@ -34,7 +37,7 @@ export interface ImportReport {
 export type SessionImportListener = (sessionId: string, events: readonly StoredEvent[]) => Promise<void>;
 
 export function emptyReport(): ImportReport {
-  return { files: 0, unchanged_files: 0, ignored_files: 0, sessions: 0, runs: 0, events: 0, skipped_lines: 0, forgotten_sessions: 0, unknown_types: {}, problems: [] };
+  return { files: 0, unchanged_files: 0, ignored_files: 0, excluded: 0, sessions: 0, runs: 0, events: 0, skipped_lines: 0, forgotten_sessions: 0, unknown_types: {}, problems: [] };
 }
 
 export function sessionIdOf(source: string, externalId: string): string {
@@ -60,18 +63,24 @@ export class HistoryImporter {
     this.listeners.push(listener);
   }
 
-  /** Resolves once every file's changes are on disk. */
-  async importPaths(paths: readonly string[], report = emptyReport()): Promise<ImportReport> {
+  /** Resolves once every file's changes are on disk. `exclude`: files and folders never read (the setting recollect.history.exclude). */
+  async importPaths(paths: readonly string[], report = emptyReport(), exclude?: ExcludeGlobs): Promise<ImportReport> {
     const pipeline: ImportPipeline<ReadFile> = new ImportPipeline((batch) => this.commitFiles(batch, report, pipeline.syncs));
     const seen = new Set<string>();
+    const excluded = (p: string) => {
+      const out = !!exclude && exclude.excludes(path.resolve(p));
+      if (out) report.excluded++;
+      return out;
+    };
     for (const p of paths) {
       const stat = statOrUndefined(p);
       if (!stat) {
         report.problems.push({ file: p, reason: 'no such file or folder' });
         continue;
       }
+      if (excluded(p)) continue;
       if (stat.isDirectory()) {
-        for (const file of walkTranscriptFiles(p)) await pipeline.add(this.readFile(file, report, false, seen));
+        for (const file of walkTranscriptFiles(p, excluded)) await pipeline.add(this.readFile(file, report, false, seen));
       } else {
         await pipeline.add(this.readFile(p, report, true, seen));
       }
@@ -302,8 +311,8 @@ class ExistingKeys {
   }
 }
 
-/** Transcript files under a folder: .json and .jsonl, skipping dependency and VCS folders. */
-export function* walkTranscriptFiles(root: string): Generator<string> {
+/** Transcript files under a folder: .json and .jsonl, skipping dependency and VCS folders and whatever `skip` names (a skipped folder is not entered). */
+export function* walkTranscriptFiles(root: string, skip: (file: string) => boolean = () => false): Generator<string> {
   const stack = [root];
   while (stack.length) {
     const dir = stack.pop() as string;
@@ -316,8 +325,8 @@ export function* walkTranscriptFiles(root: string): Generator<string> {
     for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (entry.name !== 'node_modules' && entry.name !== '.git') stack.push(full);
-      } else if (entry.isFile() && /\.jsonl?$/.test(entry.name)) {
+        if (entry.name !== 'node_modules' && entry.name !== '.git' && !skip(full)) stack.push(full);
+      } else if (entry.isFile() && /\.jsonl?$/.test(entry.name) && !skip(full)) {
         yield full;
       }
     }
