@@ -82,15 +82,16 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
   const store = await Store.open({ ...opts, modules: STORE_MODULES });
   const semantic = new SemanticService(store, extras.embeddings);
   const vault = new VaultService(store, semantic);
+  const activity = new ActivityLog(store.home, () => store.now);
   const base = {
     store,
-    activity: new ActivityLog(store.home, () => store.now),
+    activity,
     memory: new MemoryService(store, vault, semantic),
     recall: new RecallService(store, vault, semantic),
     browse: new MemoryBrowse(store),
     history: new HistoryService(store),
     importer: new HistoryImporter(store),
-    forget: new ForgetService(store),
+    forget: new ForgetService(store, activity),
     errors: new ErrorService(store),
     guides: new GuideService(),
     results: new ResultWriter({ fallbackDirectory: path.join(store.home, 'results') }),

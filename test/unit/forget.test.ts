@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SessionBrowse } from '../../src/core/history/sessionBrowse';
 import { openServices, type Services } from '../../src/core/services';
 import { queryRows } from '../../src/core/store/sqlite';
+import { invokeTool } from '../../src/core/tools/invoke';
 import { findTool } from '../../src/core/tools/registry';
 import { SMALL_DAG } from './lcm/lcmFixture';
 import { transcriptFixtures } from './helpers/fixtures';
@@ -17,10 +18,7 @@ function open(home: string): Promise<Services> {
   return openServices({ home, wasmPath: WASM_PATH, sealBytes: 1, sealDelayMs: 3_600_000, autoCompact: false }, { lcm: SMALL_DAG });
 }
 
-/**
- * A tool's answer, run without Recollect's log of its own calls: the probes below quote the
- * session, and that log (being moved out of history) would otherwise hold copies of it.
- */
+/** A tool's answer, without a line in Recollect's activity log (a person's view of calls, outside the store). */
 async function tool(s: Services, name: string, input: object, ctx: { client: string; workspace?: string } = { client: 'claude-code' }) {
   const t = findTool(name)!;
   return (await t.run(t.input.parse(input), s, ctx)) as Record<string, unknown>;
@@ -116,12 +114,19 @@ describe('forgetting an imported session', () => {
     expect(await surfacesFinding(a, word, ids)).toEqual(expect.arrayContaining(['chat_history search', 'chat_history list', 'chat_history read', 'lcm_grep regex', 'lcm_grep full_text', 'session history view']));
     expect(journalBytes(home).includes(word)).toBe(true);
 
+    // A call through the ordinary path leaves an activity row, which quotes the session's ids.
+    await invokeTool(findTool('chat_history')!, { mode: 'search', query: word, time_range: 'all' }, a, { client: 'claude-code' });
+    const naming = () => a.activity.recent(1000).rows.filter((r) => [sessionId, ...ids.taskIds].some((t) => r.result.includes(t) || r.input.includes(t)));
+    expect(naming().length).toBeGreaterThan(0);
+
     const report = await a.forget.forget({ session: sessionId });
     expect(report).toMatchObject({ ok: true, sessions: [expect.objectContaining({ id: sessionId })], snapshot_rewritten: true, warnings: [] });
     if (!report.ok) throw new Error(report.reason);
     expect(report.journal.segment_lines).toBeGreaterThan(0);
     expect(report.journal.live_lines).toBeGreaterThan(0);
     expect(report.blobs_deleted).toBe(blobs.filter((h) => !shared.has(h)).length);
+    expect(report.activity_rows).toBeGreaterThan(0);
+    expect(naming()).toEqual([]);
 
     expect(await surfacesFinding(a, word, ids)).toEqual([]);
     expect(await surfacesFinding(b, word, ids)).toEqual([]);

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import type { ActivityLog } from '../activity/activityLog';
 import { refuse, type Refusal } from '../refusal';
 import type { PurgeResult } from '../store/journalPurge';
 import type { Store } from '../store/store';
@@ -15,6 +16,8 @@ export interface ForgetReport {
   summaries: number;
   chapters: number;
   blobs_deleted: number;
+  /** Rows of the activity log (Recollect's own calls) that named a forgotten session, its runs or its summaries. */
+  activity_rows: number;
   /** Journal lines rewritten so the forgotten text is on disk nowhere: in sealed segments and in the live file. */
   journal: { segments_rewritten: number; segment_lines: number; live_lines: number };
   snapshot_rewritten: boolean;
@@ -39,7 +42,11 @@ export interface DropOutputsReport {
  * a forgotten session from being imported again until a person asks (`remember`).
  */
 export class ForgetService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** Recollect's log of its own calls, outside the store: its rows that name a forgotten session go too. */
+    private readonly activity?: ActivityLog,
+  ) {}
 
   async forget(scope: ForgetScope): Promise<ForgetReport | Refusal> {
     const decided = await this.store.commit((db) => {
@@ -47,14 +54,16 @@ export class ForgetService {
       if (!sessions.length) return { result: refuse(nothingMatches(scope)) };
       const ids = sessions.map((s) => s.id);
       const counts = countsOf(db, ids);
+      const names = namesOf(db, sessions);
       const op: SessionsForgotten = { op: 'history.sessions.forgotten', at: this.store.now, sessions: sessions.map((s) => ({ id: s.id, file: s.file })), scope };
-      return { op, result: { sessions, ids, counts } };
+      return { op, result: { sessions, ids, counts, names } };
     });
     if ('ok' in decided) return decided;
     // The journal position just after the forget line (commit applied it; nothing else ran since in this process).
     const upTo = this.store.version;
     const blobsDeleted = await this.deleteUnreferenced(decided.counts.blobs);
     const disk = await this.purgeDisk(forgetSessionsRedactor(new Set(decided.ids)), upTo);
+    const activityRows = this.activity ? await this.activity.dropRowsNaming(decided.names) : 0;
     return {
       ok: true,
       sessions: decided.sessions.map(({ id, source, title, workspace }) => ({ id, source, title, workspace })),
@@ -62,6 +71,7 @@ export class ForgetService {
       summaries: decided.counts.summaries,
       chapters: decided.counts.chapters,
       blobs_deleted: blobsDeleted,
+      activity_rows: activityRows,
       ...disk,
     };
   }
@@ -186,6 +196,18 @@ function nothingMatches(scope: ForgetScope): string {
   if ('session' in scope) return `no imported session has the id "${scope.session}" (a Recollect id ses_… or the source's own session id); nothing was forgotten`;
   if ('before' in scope) return `no imported session was last active before ${new Date(scope.before).toISOString()}; nothing was forgotten`;
   return `no imported session ran in ${scope.workspace} or a folder inside it; nothing was forgotten`;
+}
+
+/** The ids a tool's answer names a session by: its own, the source's, its runs' (task_id) and its summaries'. */
+function namesOf(db: Database, sessions: readonly MatchedSession[]): string[] {
+  const list = JSON.stringify(sessions.map((s) => s.id));
+  const inList = 'IN (SELECT value FROM json_each(?1))';
+  const more = queryRows(
+    db,
+    `SELECT external_id AS v FROM sessions WHERE id ${inList} UNION SELECT id FROM runs WHERE session_id ${inList} UNION SELECT id FROM lcm_summaries WHERE session_id ${inList}`,
+    [list],
+  ).map((r) => String(r.v));
+  return [...sessions.map((s) => s.id), ...more];
 }
 
 function countsOf(db: Database, ids: readonly string[]): { events: number; summaries: number; chapters: number; blobs: string[] } {
