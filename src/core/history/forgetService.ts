@@ -56,11 +56,11 @@ export class ForgetService {
       const counts = countsOf(db, ids);
       const names = namesOf(db, sessions);
       const op: SessionsForgotten = { op: 'history.sessions.forgotten', at: this.store.now, sessions: sessions.map((s) => ({ id: s.id, file: s.file })), scope };
-      return { op, result: { sessions, ids, counts, names } };
+      // Where the forget line will start: commit caught up under the lock just before deciding.
+      return { op, result: { sessions, ids, counts, names, upTo: this.store.version } };
     });
     if ('ok' in decided) return decided;
-    // The journal position just after the forget line (commit applied it; nothing else ran since in this process).
-    const upTo = this.store.version;
+    const upTo = decided.upTo;
     const blobsDeleted = await this.deleteUnreferenced(decided.counts.blobs);
     const disk = await this.purgeDisk(forgetSessionsRedactor(new Set(decided.ids)), upTo);
     const activityRows = this.activity ? await this.activity.dropRowsNaming(decided.names) : 0;
@@ -111,15 +111,15 @@ export class ForgetService {
       const params = sources ? [before, JSON.stringify(sources)] : [before];
       const rows = queryRows(db, `SELECT count(*) AS n FROM events WHERE ${where}`, params);
       const outputs = Number(rows[0]?.n ?? 0);
-      if (!outputs) return { result: { outputs, blobs: [] as string[] } };
+      if (!outputs) return { result: { outputs, blobs: [] as string[], upTo: 0 } };
       const blobs = queryRows(db, `SELECT DISTINCT blob FROM events WHERE blob IS NOT NULL AND ${where}`, params).map((r) => String(r.blob));
       const op: ToolOutputsDropped = { op: 'history.tool_outputs.dropped', at: this.store.now, before, sources: sources ? [...sources] : null };
-      return { op, result: { outputs, blobs } };
+      // Only the lines before this one are rewritten: a later line applies after the drop, and its text stays.
+      return { op, result: { outputs, blobs, upTo: this.store.version } };
     });
     if (!decided.outputs) return { ok: true, outputs: 0, blobs_deleted: 0, journal: { segments_rewritten: 0, segment_lines: 0, live_lines: 0 }, snapshot_rewritten: false, warnings: [] };
-    const upTo = this.store.version;
     const blobsDeleted = await this.deleteUnreferenced(decided.blobs);
-    return { ok: true, outputs: decided.outputs, blobs_deleted: blobsDeleted, ...(await this.purgeDisk(dropOutputsRedactor(before, sources), upTo)) };
+    return { ok: true, outputs: decided.outputs, blobs_deleted: blobsDeleted, ...(await this.purgeDisk(dropOutputsRedactor(before, sources), decided.upTo)) };
   }
 
   /** Applies a retention setting (see retention.ts): one drop per distinct number of days; only the drops that found something are reported. */
