@@ -12,7 +12,9 @@ import type { RunsWithheld } from './withheldRuns';
  */
 export function forgetSessionsRedactor(ids: ReadonlySet<string>): Redact {
   const gone = (id: unknown) => typeof id === 'string' && ids.has(id);
-  return (op: Operation) => {
+  // Every line about a session names its id (session.id, sessionId, parentSessionId), in JSON quotes.
+  const mentions = [...ids].map((id) => JSON.stringify(id));
+  const apply = (op: Operation): Operation | 'drop' | undefined => {
     switch (op.op) {
       case 'history.session.imported':
         return gone((op as SessionImported).session.id) ? 'drop' : undefined;
@@ -49,6 +51,7 @@ export function forgetSessionsRedactor(ids: ReadonlySet<string>): Redact {
         return undefined;
     }
   };
+  return { mentions, apply };
 }
 
 /**
@@ -60,7 +63,7 @@ export function dropOutputsRedactor(before: number, sources: readonly string[] |
   const drops = (change: SessionChange) => (sources === null || sources.includes(change.session.source)) && change.upserts.some((e) => droppable(e, before));
   const emptied = (change: SessionChange): SessionChange => ({ ...change, upserts: change.upserts.map((e) => (droppable(e, before) ? { ...e, text: '', blob: null } : e)) });
   const sessions = (list: SessionChange[]) => (list.some(drops) ? list.map((c) => (drops(c) ? emptied(c) : c)) : undefined);
-  return (op: Operation) => {
+  const apply = (op: Operation): Operation | 'drop' | undefined => {
     switch (op.op) {
       case 'history.session.imported': {
         const s = op as SessionImported;
@@ -86,6 +89,7 @@ export function dropOutputsRedactor(before: number, sources: readonly string[] |
         return undefined;
     }
   };
+  return { mentions: ['"tool_result"'], apply };
 }
 
 function droppable(e: SessionChange['upserts'][number], before: number): boolean {

@@ -8,7 +8,7 @@ import { sealSafety, type SealSafety } from './journalHolders';
 import { encodeLine, parseOperation, type Operation } from './journalLine';
 import { readHead } from './journalLive';
 import { SEAL_LGWIN, SEAL_QUALITY } from './journalSeal';
-import { listSegments, redactedJson, redactSegment, type Redact } from './journalSegments';
+import { listSegments, mayMention, redactedJson, redactSegment, type Redact } from './journalSegments';
 
 export interface PurgeOptions {
   journalPath: string;
@@ -81,9 +81,12 @@ function purgeLive(opts: PurgeOptions, result: PurgeResult): void {
     if (nl === -1) break; // a torn last line is no operation
     const offset = head.base + lineStart - head.headerLen;
     if (offset >= opts.upTo) break;
-    const text = data.toString('utf8', lineStart, nl);
-    const op = parseOperation(text);
-    const verdict = typeof op === 'string' ? undefined : opts.redact(op);
+    if (!mayMention(data.subarray(lineStart, nl), opts.redact, true)) {
+      lineStart = nl + 1;
+      continue;
+    }
+    const op = parseOperation(data.toString('utf8', lineStart, nl));
+    const verdict = typeof op === 'string' ? undefined : opts.redact.apply(op);
     if (typeof op !== 'string' && verdict) {
       const replacement = fitted(op, verdict, nl - lineStart);
       if (replacement) {

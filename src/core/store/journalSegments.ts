@@ -158,11 +158,24 @@ export function replaySegment(
 }
 
 /**
- * What a purge makes of one operation: the operation to keep in its place, `'drop'` to keep
- * nothing of it (a `journal.purged` line stands in, so offsets and replay stay valid), or
- * undefined to leave the line exactly as it is.
+ * What a purge makes of one operation: `apply` gives the operation to keep in its place, `'drop'`
+ * to keep nothing of it (a `journal.purged` line stands in, so offsets and replay stay valid), or
+ * undefined to leave the line exactly as it is. Only a line whose JSON holds one of `mentions`
+ * (or a packed line, whose JSON cannot be seen without unpacking) is parsed and asked: parsing
+ * every line of a large journal is most of a purge's time otherwise.
  */
-export type Redact = (op: Operation) => Operation | 'drop' | undefined;
+export interface Redact {
+  mentions: readonly string[];
+  apply(op: Operation): Operation | 'drop' | undefined;
+}
+
+const PACKED_FORMS = [Buffer.from('"brotli":"'), Buffer.from('"deflated":"')];
+
+/** Whether a stored or live line may hold something `redact` changes. */
+export function mayMention(line: Buffer, redact: Redact, packedToo: boolean): boolean {
+  if (packedToo && PACKED_FORMS.some((m) => line.includes(m))) return true;
+  return redact.mentions.some((m) => line.includes(m));
+}
 
 /** The operation that stands in for a line a purge dropped: every build's store skips it without a warning. */
 export const PURGED_OP = 'journal.purged';
@@ -194,9 +207,9 @@ export async function redactSegment(seg: SegmentFile, upTo: number, redact: Reda
     pos = nl + 1;
     const lineStart = offset;
     offset += Math.abs(len);
-    if (lineStart < upTo && stored.length > 0) {
+    if (lineStart < upTo && stored.length > 0 && mayMention(stored, redact, len > 0)) {
       const op = len < 0 ? parseUnpacked(stored) : parseOperation(stored.toString('utf8'));
-      const verdict = op && typeof op !== 'string' ? redact(op) : undefined;
+      const verdict = op && typeof op !== 'string' ? redact.apply(op) : undefined;
       if (op && typeof op !== 'string' && verdict) {
         // Plain JSON reads back for either sign: parseUnpacked and parseOperation both take it.
         stored = Buffer.from(redactedJson(op, verdict), 'utf8');
