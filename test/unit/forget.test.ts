@@ -67,6 +67,8 @@ async function surfacesFinding(s: Services, word: string, ids: { sessionId: stri
     const described = await tool(s, 'lcm_describe', { id, allConversations: true });
     if (described.ok !== false) found.push(`lcm_describe ${id}`);
   }
+  const chapters = await tool(s, 'chapters_search', { query: word });
+  if (JSON.stringify(chapters).includes(word)) found.push('chapters_search');
   const browse = new SessionBrowse(s.store);
   if (browse.list({ limit: 1000 }).sessions.some((x) => x.id === ids.sessionId) || browse.rows(ids.sessionId, 200).length) found.push('session history view');
   return found;
@@ -102,6 +104,14 @@ describe('forgetting an imported session', () => {
       summaryIds: rows(a, 'SELECT id FROM lcm_summaries WHERE session_id = ? ORDER BY depth DESC', [sessionId]).map((r) => String(r.id)),
     };
     const word = distinctiveWord(a, sessionId);
+    // Chapters archived from it (a continue): verbatim Markdown blobs and their index entries.
+    const seg = await tool(a, 'chapters_segment', { sessionId });
+    const ranges = (seg.ranges as { startSeq: number; endSeq: number; title: string; summary: string }[]).map(({ startSeq, endSeq, title, summary }) => ({ startSeq, endSeq, title, summary }));
+    const continued = await tool(a, 'chapters_continue', { sessionId, chapters: ranges, handoffNote: 'carry on' });
+    expect(continued.ok).toBe(true);
+    const chapterBlobs = (continued.chapters as { sha256: string }[]).map((c) => c.sha256);
+    expect(chapterBlobs.length).toBeGreaterThan(0);
+    const archiveBlobs = rows(a, 'SELECT sha256 AS h FROM chapter_plans UNION SELECT first_message_sha FROM child_sessions WHERE first_message_sha IS NOT NULL').map((r) => String(r.h));
     const blobs = rows(a, 'SELECT DISTINCT blob FROM events WHERE session_id = ? AND blob IS NOT NULL', [sessionId]).map((r) => String(r.blob));
     const shared = new Set(rows(a, 'SELECT DISTINCT blob FROM events WHERE session_id != ? AND blob IS NOT NULL', [sessionId]).map((r) => String(r.blob)));
     expect(blobs.length).toBeGreaterThan(0);
@@ -125,7 +135,7 @@ describe('forgetting an imported session', () => {
     if (!report.ok) throw new Error(report.reason);
     expect(report.journal.segment_lines).toBeGreaterThan(0);
     expect(report.journal.live_lines).toBeGreaterThan(0);
-    expect(report.blobs_deleted).toBe(blobs.filter((h) => !shared.has(h)).length);
+    expect(report.blobs_deleted).toBe(new Set([...blobs.filter((h) => !shared.has(h)), ...chapterBlobs, ...archiveBlobs]).size);
     expect(report.activity_rows).toBeGreaterThan(0);
     expect(naming()).toEqual([]);
 
@@ -136,6 +146,9 @@ describe('forgetting an imported session', () => {
     expect(Number(rows(b, 'SELECT count(*) AS n FROM events')[0]!.n)).toBe(otherEvents);
     // Not on disk: blob files, journal (live and sealed), and the pages of the database (free pages included).
     for (const h of blobs) expect(a.store.blobs.has(h)).toBe(shared.has(h));
+    for (const h of [...chapterBlobs, ...archiveBlobs]) expect(a.store.blobs.has(h)).toBe(false);
+    expect(rows(b, 'SELECT count(*) AS n FROM chapters')[0]!.n).toBe(0);
+    expect(rows(b, 'SELECT count(*) AS n FROM child_sessions')[0]!.n).toBe(0);
     expect(journalBytes(home).includes(word)).toBe(false);
     b.store.checkpoint(); // ends b's open write batch, which export() refuses
     expect(Buffer.from(b.store.db.export()).includes(word)).toBe(false);
