@@ -50,10 +50,28 @@ export const BLOB_PATTERN_CASES: readonly [string, RegExp][] = [
   ['function', /function/],
 ];
 
-/** A compiled pattern for a test, failing loudly on a pattern that does not compile. */
+const recent = new Map<string, CompiledPattern>();
+
+/**
+ * A compiled pattern for a test, failing loudly on a pattern that does not compile. RE2's fixed
+ * heap holds only so many compiled patterns, so the 16 most recently asked for are kept and
+ * older ones disposed: a test uses what it asked for right away.
+ */
 export function compiled(p: string): CompiledPattern {
+  const known = recent.get(p);
+  if (known) {
+    recent.delete(p);
+    recent.set(p, known);
+    return known;
+  }
   const c = compilePattern(p);
   if ('error' in c) throw new Error(c.error);
+  recent.set(p, c);
+  for (const [key, old] of recent) {
+    if (recent.size <= 16) break;
+    old.regex.dispose();
+    recent.delete(key);
+  }
   return c;
 }
 
