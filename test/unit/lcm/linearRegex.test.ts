@@ -1,28 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LinearRegex, OVERLAP, WINDOW_MAX } from '../../../src/core/lcm/linearRegex';
 import { testText } from '../../../src/core/lcm/grepText';
+import { REDOS_CASES } from './grepReference';
 
-/**
- * Classic catastrophic-backtracking patterns (issue 21, item 6): the first five hung
- * JavaScript's engine for more than 30 s on a few thousand characters. Each text is the one
- * that provokes its pattern: a long run that almost matches.
- */
-export const REDOS_CASES: readonly [pattern: string, text: string][] = [
-  ['(a|a)*$', `${'a'.repeat(5000)}!`],
-  ['(a|aa)+$', `${'a'.repeat(5000)}!`],
-  ['(\\w|a)*$', `${'a'.repeat(5000)}!`],
-  ['(a?){30}a{30}$', `${'a'.repeat(5000)}!`],
-  ['.*.*.*.*.*.*=', 'a'.repeat(5000)],
-  ['(a+)+$', `${'a'.repeat(5000)}!`],
-  ['(a*)*$', `${'a'.repeat(5000)}!`],
-  ['([a-zA-Z]+)*$', `${'a'.repeat(5000)}!`],
-  ['(.*a){20}', 'a'.repeat(5000)],
-  ['^(a+)+b', 'a'.repeat(5000)],
-  ['(x+x+)+y', 'x'.repeat(5000)],
-  ['(\\d+)*$', `${'1'.repeat(5000)}!`],
-  ['((a+)|(b+))*c', 'ab'.repeat(2500)],
-  ['^(([a-z])+.)+[A-Z]([a-z])+$', `${'a'.repeat(5000)}!`],
-];
 
 /** The answer a backtracking engine gives where it finishes: what RE2 must equal on texts it can. */
 function jsFirst(source: string, flags: string, text: string): { index: number; length: number } | null {
