@@ -67,11 +67,54 @@ export function checkHtml(page: string): HtmlCheck {
     }
   });
 
+  problems.push(...markupCodeProblems(live, lines));
+
   const templated = [...live.matchAll(TEMPLATE_EXPRESSION)].map((m) => lines(m.index ?? 0));
   if (templated.length) {
     problems.push(`\`{{ }}\` template expression${templated.length > 1 ? 's' : ''} at page line${templated.length > 1 ? 's' : ''} ${templated.join(', ')}: nothing will fill these in; write the values themselves`);
   }
   return { problems, incomplete: missing.length > 0 };
+}
+
+/** Attributes whose value a browser follows or loads as a URL, where javascript: runs code. */
+const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'xlink:href', 'data', 'poster', 'background', 'cite', 'ping', 'lowsrc', 'dynsrc']);
+const TAG = /<([a-zA-Z][\w:-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/g;
+const ATTRIBUTE = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
+
+/**
+ * Code in the markup itself, which the script checks never see: inline event handlers
+ * (onerror=, onclick=, …) and javascript: (or vbscript:) URLs. Script and style bodies are not
+ * markup, so they are blanked first.
+ */
+function markupCodeProblems(live: string, lines: (offset: number) => number): string[] {
+  const markup = live.replace(/(<(script|style)\b[^>]*>)([^]*?)(<\/\2\s*>)/gi, (_m, open: string, _t: string, body: string, close: string) => open + body.replace(/[^\n]/g, ' ') + close);
+  const problems: string[] = [];
+  for (const tag of markup.matchAll(TAG)) {
+    const name = (tag[1] as string).toLowerCase();
+    const at = lines(tag.index ?? 0);
+    for (const attr of (tag[2] ?? '').matchAll(ATTRIBUTE)) {
+      const key = (attr[1] as string).toLowerCase();
+      const value = attr[2] ?? attr[3] ?? attr[4] ?? '';
+      if (/^on[a-z]/.test(key)) {
+        problems.push(`<${name}> at page line ${at} has the inline event handler \`${key}=\`: handlers in markup run code the page's scripts are not checked for; attach it from a <script> with addEventListener`);
+      } else if (URL_ATTRIBUTES.has(key) && /^(?:javascript|vbscript):/.test(urlScheme(value))) {
+        problems.push(`<${name}> at page line ${at} has a \`${urlScheme(value).split(':')[0]}:\` URL in \`${key}\`: a link or source may not run code; point it at a real address, or attach the behaviour from a <script>`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** A URL attribute's value as a browser reads its scheme: character references decoded, ASCII whitespace and controls dropped, lower case. */
+function urlScheme(value: string): string {
+  const named: Record<string, string> = { colon: ':', tab: '\t', newline: '\n', nbsp: ' ' };
+  return value
+    .replace(/&#x([0-9a-f]+);?/gi, (_m, h: string) => String.fromCodePoint(Math.min(0x10ffff, parseInt(h, 16))))
+    .replace(/&#(\d+);?/g, (_m, d: string) => String.fromCodePoint(Math.min(0x10ffff, Number(d))))
+    .replace(/&([a-z]+);/gi, (m, n: string) => named[n.toLowerCase()] ?? m)
+    .replace(/[\u0000-\u0020\u007f]/g, '')
+    .toLowerCase()
+    .slice(0, 20);
 }
 
 function parseProblem(code: string, isModule: boolean): { message: string; line?: number } | undefined {
