@@ -135,6 +135,17 @@ describe('write_result', () => {
     });
   }
 
+  it('reads the tags of a hostile page in one pass: tags never closed and quotes never ended', async () => {
+    const { call } = setup();
+    const t0 = performance.now();
+    const r = await call({ content: page(`${'<a title="x '.repeat(200_000)}<img src=x onerror=alert(1)>`), format: 'html' });
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(r).toMatchObject({ ok: false });
+    const open = await call({ content: page('<p>fine</p>'.repeat(10) + '<a href="x" '.repeat(200_000)), format: 'html' });
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(open).toMatchObject({ ok: true });
+  });
+
   it('lists every problem of a broken page in one refusal, with the html_render rules when the structure is missing', async () => {
     const { out, call } = setup();
     const content = [
