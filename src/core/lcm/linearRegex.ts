@@ -1,4 +1,5 @@
 import { RE2 } from 're2-wasm';
+import { backtrackFree } from './backtrackFree';
 
 /**
  * Regular expressions in linear time: Google's RE2 (as WebAssembly), so a pattern such as
@@ -11,6 +12,10 @@ import { RE2 } from 're2-wasm';
  * characters of a text at once: a long text is searched in windows that overlap by OVERLAP, and
  * a match is found whole when it is at most OVERLAP characters long. Each compiled pattern holds
  * heap memory until `dispose`, which its owner calls when its search ends.
+ *
+ * A pattern that JavaScript's own engine provably runs in linear time with RE2's answers
+ * (backtrackFree.ts: plain sequences, no groups or optional parts) runs there instead, over the
+ * whole text at once; RE2 accepts every such pattern too, so both paths take one language.
  */
 
 /** Characters handed to the engine at most at once: at 4 UTF-8 bytes per pair of UTF-16 units at worst, under 1 MiB. */
@@ -60,19 +65,25 @@ let live = 0;
 export class LinearRegex {
   private disposed = false;
 
-  private readonly engine: Engine;
-
-  private constructor(re: RE2, readonly source: string, readonly flags: string) {
-    // re2-wasm's RE2 class translates JavaScript syntax and checks the pattern; its compiled
-    // program is reached directly, to search without capture groups (which cost RE2 a far slower
-    // engine: ~50 s instead of ~0.1 s for (.*a){20} over 256 K characters) and to be freed.
-    this.engine = (re as unknown as { wrapper: Engine }).wrapper;
+  /** Which engine runs the searches (see backtrackFree.ts). */
+  get engineName(): 'javascript' | 're2' {
+    return this.js ? 'javascript' : 're2';
   }
 
-  /** `flags` among i, m, s; the engine's own message when RE2 refuses the pattern. */
-  static compile(source: string, flags: string): LinearRegex | { error: string } {
+  private constructor(
+    private readonly engine: Engine | undefined,
+    private readonly js: RegExp | undefined,
+    readonly source: string,
+    readonly flags: string,
+  ) {}
+
+  /** `flags` among i, m, s; the engine's own message when RE2 refuses the pattern. `alwaysRe2` (tests) keeps the RE2 path for every pattern. */
+  static compile(source: string, flags: string, alwaysRe2 = false): LinearRegex | { error: string } {
     const construct = unsupportedConstruct(source);
     if (construct) return { error: `it holds ${construct}, which the linear-time engine (RE2) cannot run; rewrite the pattern without it` };
+    // Every pattern this class admits is one RE2 takes too, so its syntax needs no second check.
+    const js = !alwaysRe2 && backtrackFree(source, flags) ? jsRegex(source, flags) : undefined;
+    if (js) return new LinearRegex(undefined, js, source, flags);
     if (live >= MAX_LIVE) return { error: `${live} regular expressions are in use at once, the most the engine's memory holds; try again when a search has finished` };
     let re: RE2;
     try {
@@ -83,11 +94,20 @@ export class LinearRegex {
       return { error: `not a valid regular expression (RE2 syntax): ${message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '')}` };
     }
     live++;
-    return new LinearRegex(re, source, flags);
+    // re2-wasm's RE2 class translates JavaScript syntax and checks the pattern; its compiled
+    // program is reached directly, to search without capture groups (which cost RE2 a far slower
+    // engine: ~50 s instead of ~0.1 s for (.*a){20} over 256 K characters) and to be freed.
+    return new LinearRegex((re as unknown as { wrapper: Engine }).wrapper, undefined, source, flags);
   }
 
   /** The first match at or after `from` (a UTF-16 offset), or null. */
   firstMatch(text: string, from = 0): Match | null {
+    if (this.disposed) throw new Error('LinearRegex: used after dispose');
+    if (this.js) {
+      this.js.lastIndex = from;
+      const m = this.js.exec(text);
+      return m ? { index: m.index, length: m[0].length } : null;
+    }
     let start = from;
     let size = from === 0 ? WINDOW_MAX : WINDOW_FIRST;
     while (start <= text.length) {
@@ -118,6 +138,7 @@ export class LinearRegex {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    if (!this.engine) return;
     live--;
     // re2-wasm never frees its compiled program (no finalizer in this build), so it is freed here.
     this.engine.delete();
@@ -125,11 +146,19 @@ export class LinearRegex {
 
   /** One engine call on a piece of at most WINDOW_MAX (+2) characters, starting at `fromCodePoint`; offsets back in UTF-16 units. */
   private search(piece: string, fromCodePoint: number): Match | null {
-    if (this.disposed) throw new Error('LinearRegex: used after dispose');
-    const m = this.engine.match(piece, fromCodePoint, false);
+    const m = (this.engine as Engine).match(piece, fromCodePoint, false);
     if (m.index < 0) return null;
     // RE2 counts code points; a surrogate pair is one of them but two UTF-16 units.
     return { index: SURROGATE.test(piece) ? utf16Offset(piece, m.index) : m.index, length: m.match.length };
+  }
+}
+
+/** The pattern as a JavaScript regex read as Unicode, as RE2 reads it; undefined when JavaScript refuses it (u mode refuses escapes such as \: that RE2 takes). */
+function jsRegex(source: string, flags: string): RegExp | undefined {
+  try {
+    return new RegExp(source, `g${flags}u`);
+  } catch {
+    return undefined;
   }
 }
 

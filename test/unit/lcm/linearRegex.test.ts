@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { LinearRegex, OVERLAP, WINDOW_MAX } from '../../../src/core/lcm/linearRegex';
 import { testText } from '../../../src/core/lcm/grepText';
-import { REDOS_CASES } from './grepReference';
+import { backtrackFree } from '../../../src/core/lcm/backtrackFree';
+import { REDOS_CASES, rng } from './grepReference';
 
 
 /** The answer a backtracking engine gives where it finishes: what RE2 must equal on texts it can. */
@@ -35,7 +36,7 @@ describe('LinearRegex (RE2)', () => {
     let text = '';
     for (let i = 0; text.length < WINDOW_MAX * 2.2; i++) text += line(i);
     for (const [source, flags] of [['key=9[0-6]', ''], ['^line 1\\d* 😀', 'm'], ['😀 KEY=(\\d+) É', 'i'], ['x{40,}\\n', ''], ['\\d+$', '']] as const) {
-      const re = LinearRegex.compile(source, flags) as LinearRegex;
+      const re = LinearRegex.compile(source, flags, true) as LinearRegex;
       const js = new RegExp(source, `${flags}gu`);
       const all = [...text.matchAll(js)].map((m) => ({ index: m.index, length: m[0].length }));
       const ours: { index: number; length: number }[] = [];
@@ -50,7 +51,7 @@ describe('LinearRegex (RE2)', () => {
     const long = `<${'y'.repeat(OVERLAP - 2)}>`;
     for (const at of [WINDOW_MAX - OVERLAP, WINDOW_MAX - 10, WINDOW_MAX - OVERLAP / 2]) {
       const text = `${'n'.repeat(at)}${long}${'n'.repeat(1000)}`;
-      const re = LinearRegex.compile('<y+>', '') as LinearRegex;
+      const re = LinearRegex.compile('<y+>', '', true) as LinearRegex;
       expect(re.firstMatch(text), String(at)).toEqual({ index: at, length: long.length });
       re.dispose();
     }
@@ -62,7 +63,7 @@ describe('LinearRegex (RE2)', () => {
     expect(re.firstMatch(big)).toEqual({ index: 0, length: WINDOW_MAX });
     re.dispose();
     for (let i = 0; i < 1500; i++) {
-      const r = LinearRegex.compile(`(foo|bar)${i}[a-z]+\\d{2,5}`, 'i') as LinearRegex;
+      const r = LinearRegex.compile(`(foo|bar)${i}[a-z]+\\d{2,5}`, 'i', true) as LinearRegex;
       expect(r.firstMatch(`x FOO${i}abc123`)).toEqual({ index: 2, length: 9 + String(i).length });
       r.dispose();
     }
@@ -71,5 +72,36 @@ describe('LinearRegex (RE2)', () => {
   it('refuses what needs backtracking by name, and passes on RE2\'s own message', () => {
     expect(LinearRegex.compile('(?<!x)y', '')).toEqual({ error: expect.stringContaining('a lookbehind') });
     expect(LinearRegex.compile('a{2000}', '')).toEqual({ error: expect.stringContaining('invalid repetition size') });
+  });
+});
+
+describe('patterns JavaScript runs in linear time (backtrackFree)', () => {
+  it('admits plain sequences and a last open-ended repeat, never a catastrophic pattern', () => {
+    for (const p of ['npm run dev', 'chatbot-ui', '"documentId":"1[0-9]"', '2025-11-1[0-9]T[0-9]{2}:[0-9]{2}', 'localhost:[0-9]+', '[0-9a-f]{40}', '^error: \\d+', 'foo|bar|baz', '\\bimport\\b']) {
+      expect(backtrackFree(p, ''), p).toBe(true);
+    }
+    expect(backtrackFree('ollama', 'i')).toBe(true);
+    for (const [p] of REDOS_CASES) expect(backtrackFree(p, ''), p).toBe(false);
+    // Optional, ranged, lazy, grouped or mid-pattern open repeats; what the engines read differently.
+    for (const p of ['colou?r', 'a{2,5}', 'a+?', '(ab)', 'a+b', '\\w+@', 'a.b', 'a\\sb', '[[:alpha:]]', '\\pL', 'a{65}', '\\b+']) expect(backtrackFree(p, ''), p).toBe(false);
+    expect(backtrackFree('\\bword', 'i')).toBe(false);
+    expect(backtrackFree('^line', 'm')).toBe(false);
+  });
+
+  it('gives the answers RE2 gives, match for match, on random texts', () => {
+    const next = rng(5);
+    const alphabet = ['a', 'b', 'A', 'B', '1', '9', ' ', '\n', '\r', '-', ':', '"', 'é', 'ſ', 'K', 'k', 's', '😀', '\u2028', '_'];
+    const patterns: [string, string][] = [['ab', ''], ['a[b1]', 'i'], ['\\d{2}', ''], ['^a', ''], ['b$', ''], ['\\ba', ''], ['[^ab]{3}', ''], ['k|s', 'i'], ['a1+', ''], ['😀[a-z]*', 'i'], ['"[0-9a-f]', ''], ['\\w\\W', ''], ['-\\:', '']];
+    for (const [source, flags] of patterns) {
+      const fast = LinearRegex.compile(source, flags) as LinearRegex;
+      const re2 = LinearRegex.compile(source, flags, true) as LinearRegex;
+      expect(re2.engineName).toBe('re2');
+      for (let i = 0; i < 400; i++) {
+        const text = Array.from({ length: Math.floor(next() * 80) }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+        expect(testText(fast, text, true), `${source} /${flags} on ${JSON.stringify(text)}`).toEqual(testText(re2, text, true));
+      }
+      fast.dispose();
+      re2.dispose();
+    }
   });
 });
