@@ -64,6 +64,7 @@ let live = 0;
 
 export class LinearRegex {
   private disposed = false;
+  private re2Tried = false;
 
   /** Which engine runs the searches (see backtrackFree.ts). */
   get engineName(): 'javascript' | 're2' {
@@ -71,7 +72,7 @@ export class LinearRegex {
   }
 
   private constructor(
-    private readonly engine: Engine | undefined,
+    private engine: Engine | undefined,
     private readonly js: RegExp | undefined,
     readonly source: string,
     readonly flags: string,
@@ -103,7 +104,13 @@ export class LinearRegex {
   /** The first match at or after `from` (a UTF-16 offset), or null. */
   firstMatch(text: string, from = 0): Match | null {
     if (this.disposed) throw new Error('LinearRegex: used after dispose');
-    if (this.js) {
+    // JavaScript's cost is bounded per character (backtrackFree.ts), but by a constant of up to
+    // a few hundred steps: a text this long goes to RE2, whose answers are the same.
+    if (this.js && text.length > JS_TEXT_MAX && !this.engine && !this.re2Tried) {
+      this.re2Tried = true;
+      this.engine = re2Engine(this.source, this.flags);
+    }
+    if (this.js && (text.length <= JS_TEXT_MAX || !this.engine)) {
       this.js.lastIndex = from;
       const m = this.js.exec(text);
       return m ? { index: m.index, length: m[0].length } : null;
@@ -150,6 +157,21 @@ export class LinearRegex {
     if (m.index < 0) return null;
     // RE2 counts code points; a surrogate pair is one of them but two UTF-16 units.
     return { index: SURROGATE.test(piece) ? utf16Offset(piece, m.index) : m.index, length: m.match.length };
+  }
+}
+
+/** Texts longer than this run on RE2 even when JavaScript's engine may run the pattern. */
+const JS_TEXT_MAX = 1024 * 1024;
+
+/** A backtrack-free pattern's RE2 program, for a long text; undefined when the heap holds no more (JavaScript then runs it). */
+function re2Engine(source: string, flags: string): Engine | undefined {
+  if (live >= MAX_LIVE) return undefined;
+  try {
+    const engine = (new RE2(source, `g${flags}u`) as unknown as { wrapper: Engine }).wrapper;
+    live++;
+    return engine;
+  } catch {
+    return undefined;
   }
 }
 

@@ -88,6 +88,18 @@ describe('patterns JavaScript runs in linear time (backtrackFree)', () => {
     expect(backtrackFree('^line', 'm')).toBe(false);
   });
 
+  it('hands a text over 1 M characters to RE2, with the same answers', () => {
+    const text = Array.from({ length: 60_000 }, (_, i) => `row ${i} key=${i % 97};`).join('\n');
+    expect(text.length).toBeGreaterThan(1024 * 1024);
+    const fast = LinearRegex.compile('key=9[0-6]', '') as LinearRegex;
+    const re2 = LinearRegex.compile('key=9[0-6]', '', true) as LinearRegex;
+    expect(fast.engineName).toBe('javascript');
+    expect(testText(fast, text, true)).toEqual(testText(re2, text, true));
+    expect(testText(fast, text, true)?.count).toBe(1000);
+    fast.dispose();
+    re2.dispose();
+  });
+
   it('gives the answers RE2 gives, match for match, on random texts', () => {
     const next = rng(5);
     const alphabet = ['a', 'b', 'A', 'B', '1', '9', ' ', '\n', '\r', '-', ':', '"', 'é', 'ſ', 'K', 'k', 's', '😀', '\u2028', '_'];
