@@ -111,6 +111,7 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
     for (const c of REGEX_CASES) {
       const compiled = compilePattern(c.pattern);
       const literal = !('error' in compiled) && compiled.literals.length > 0;
+      if (!('error' in compiled)) compiled.regex.dispose();
       const full = { pattern: c.pattern, mode: 'regex', scope: 'messages', allConversations: true, sort: 'relevance', limit: 200 };
       const dflt = { pattern: c.pattern, allConversations: true };
       const tm = newTimed();

@@ -6,6 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { connectionProblem } from '../core/requests/connectionName';
 import type { Services } from '../core/services';
+import { MAX_REQUEST_BYTES, requestTooLarge } from '../core/tools/requestLimit';
 import { bearerMatches, hostAllowed, isOAuthDiscovery, originAllowed } from './httpGuards';
 import { createMcpServer } from './mcpServer';
 
@@ -18,7 +19,6 @@ export const CONNECTION_NAME_QUERY = 'name';
 export const CONNECTION_NAME_HEADER = 'x-recollect-connection';
 /** Sessions kept at once; a client that never says goodbye loses its session to newer ones, least recently used first. */
 const MAX_SESSIONS = 64;
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface HttpServeOptions {
   services: Services;
@@ -61,6 +61,8 @@ export async function startHttpServer(opts: HttpServeOptions): Promise<RunningHt
     const server = createMcpServer(opts.services, opts.version, { workspace: opts.workspace, connectionName });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // The same bound as stdio (the SDK's own default is 4 MiB); a larger body gets a 413.
+      maxRequestBodySize: MAX_REQUEST_BYTES,
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, server, lastUsed: Date.now() });
       },
@@ -92,7 +94,11 @@ export async function startHttpServer(opts: HttpServeOptions): Promise<RunningHt
       const session = sessions.get(sessionId);
       if (!session) return rpcError(res, 404, 'Session not found: it ended or was never started; initialize a new one');
       session.lastUsed = Date.now();
-      return session.transport.handleRequest(req, res);
+      if (req.method !== 'POST') return session.transport.handleRequest(req, res);
+      // Read here rather than by the SDK, so a body over the bound is refused with its measured size.
+      const posted = await readJson(req, res);
+      if (posted === undefined) return;
+      return session.transport.handleRequest(req, res, posted);
     }
     if (req.method !== 'POST') return rpcError(res, 400, 'Bad Request: no Mcp-Session-Id; start with an initialize request');
     const body = await readJson(req, res);
@@ -147,11 +153,12 @@ async function readJson(req: http.IncomingMessage, res: http.ServerResponse): Pr
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) {
-      rpcError(res, 413, `request body over ${MAX_BODY_BYTES} bytes`);
-      return undefined;
-    }
-    chunks.push(chunk);
+    // Counted to the end, so the refusal gives the real size; nothing past the limit is kept.
+    if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
+  }
+  if (size > MAX_REQUEST_BYTES) {
+    rpcError(res, 413, requestTooLarge(size));
+    return undefined;
   }
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;

@@ -1,6 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { BoundedStdioTransport } from './boundedStdio';
 import { warmTokenizer } from '../core/text/tokens';
 import { UNNAMED_CONNECTION } from '../core/requests/connectionName';
 import { canonicalClientName } from '../core/requests/knownClients';
@@ -53,7 +53,8 @@ export function createMcpServer(services: Services | Promise<Services>, version:
 
 export async function serveMcpStdio(services: Services | Promise<Services>, version: string, options: McpServerOptions = {}): Promise<void> {
   const server = createMcpServer(services, version, options);
-  const transport = new StdioServerTransport();
+  // Not the SDK's StdioServerTransport: it drops the connection on a request over 10 MiB.
+  const transport = new BoundedStdioTransport();
   await server.connect(transport);
   warmTokenizer();
   await new Promise<void>((resolve) => {

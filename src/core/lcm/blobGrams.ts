@@ -162,7 +162,7 @@ export class BlobGrams {
  * bytes, or a fold beyond ASCII, or a literal with no exact byte form), and then every blob is read.
  */
 export function gramKeys(pattern: CompiledPattern): Uint8Array[] | undefined {
-  if (pattern.caseInsensitive && (pattern.regex.flags.includes('u') || !pattern.literals.every((l) => /^[\x00-\x7f]+$/.test(l)))) return undefined;
+  if (pattern.caseInsensitive && (pattern.foldsBeyondAscii || !pattern.literals.every((l) => /^[\x00-\x7f]+$/.test(l)))) return undefined;
   const keys: Uint8Array[] = [];
   for (const l of pattern.literals) {
     const bytes = Buffer.from(l, 'utf8');

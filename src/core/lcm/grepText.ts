@@ -1,3 +1,4 @@
+import type { LinearRegex } from './linearRegex';
 import type { CompiledPattern } from './regexPattern';
 
 /** What lcm_grep's regex scan does with a candidate's text besides the regex itself: cheap literal checks first, the excerpt after. */
@@ -24,11 +25,11 @@ export function literalCheck(pattern: CompiledPattern): LiteralCheck | undefined
   const literals = pattern.literals;
   if (!literals.length) return undefined;
   if (pattern.caseInsensitive) {
-    // Without the u flag, /i folds an ASCII letter only with ASCII letters, so each literal,
-    // searched with the same flag, is found wherever a match holds it. A regex of the literal
-    // alone skips the copy lower-casing the whole text would make. With u, /i also folds ſ and K
-    // into s and k: no check.
-    if (pattern.regex.flags.includes('u') || !literals.every((l) => /^[\x00-\x7f]+$/.test(l))) return undefined;
+    // RE2's /i folds an ASCII letter only with ASCII letters, except s with ſ and k with K
+    // (foldsBeyondAscii), so each literal, searched case-insensitively, is found wherever a
+    // match holds it. A regex of the literal alone skips the copy lower-casing the whole text
+    // would make.
+    if (pattern.foldsBeyondAscii || !literals.every((l) => /^[\x00-\x7f]+$/.test(l))) return undefined;
     const res = literals.map((l) => new RegExp(l.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'i'));
     // The same test on a blob's raw bytes: most large outputs are not pure ASCII, their decoded
     // text is then a two-byte string, and decoding it and running /i over it cost several times
@@ -89,15 +90,16 @@ export function regexSnippet(text: string, index: number, length: number): strin
 }
 
 /** The regex's first match in `text` and, when `counting`, how many matches it holds (up to MAX_COUNTED). */
-export function testText(re: RegExp, text: string, counting: boolean): Outcome {
-  re.lastIndex = 0;
-  const first = re.exec(text);
+export function testText(re: LinearRegex, text: string, counting: boolean): Outcome {
+  const first = re.firstMatch(text);
   if (!first) return null;
   let count = 1;
   if (counting) {
-    if (first[0] === '') re.lastIndex++;
-    // test() moves lastIndex as exec() does without building a match array per match.
-    while (count < MAX_COUNTED && re.test(text)) count++;
+    let at = first.index + Math.max(1, first.length);
+    for (let m = re.firstMatch(text, at); m && count < MAX_COUNTED; m = at <= text.length ? re.firstMatch(text, at) : null) {
+      count++;
+      at = m.index + Math.max(1, m.length);
+    }
   }
-  return { index: first.index, length: first[0].length, count };
+  return { index: first.index, length: first.length, count };
 }

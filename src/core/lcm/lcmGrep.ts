@@ -73,6 +73,17 @@ const FETCH_BATCH = 200;
 export interface LcmGrepOptions {
   /** A full pass reads its blobs on a worker thread from this many on (tests lower it to cover that path). */
   readAheadMin: number;
+  /** A regex scan stops after this long, says so in its answer and returns what it found. */
+  timeBoundMs: number;
+  /** A regex scan gives the event loop a turn after this long, so the process answers other calls meanwhile. */
+  sliceMs: number;
+}
+
+/** Why a regex scan ended before it had tested every candidate. */
+export interface Stopped {
+  reason: string;
+  afterMs: number;
+  timeBoundMs: number;
 }
 
 /**
@@ -80,11 +91,16 @@ export interface LcmGrepOptions {
  * on two busy cores. Measured on the 1 GB bench: 1,788 blobs to read ran ~30% faster with it,
  * 343 (a ~100 ms scan) ran slower.
  */
-export const DEFAULT_GREP_OPTIONS: LcmGrepOptions = { readAheadMin: 1000 };
+export const DEFAULT_GREP_OPTIONS: LcmGrepOptions = { readAheadMin: 1000, timeBoundMs: 20_000, sliceMs: 20 };
+
+/** A turn of the event loop: other calls' messages are read and answered before the scan goes on. */
+const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class LcmGrep {
   private readonly vocabulary = new FtsVocabulary();
   private readonly grams: BlobGrams;
+  /** Regex scans run one at a time (they share the blob filters and the read-ahead worker); other calls are answered between their slices. */
+  private scans: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly store: Store,
@@ -93,10 +109,17 @@ export class LcmGrep {
     this.grams = new BlobGrams(store.home);
   }
 
-  grep(req: GrepRequest, scope: ConversationScope) {
-    const hits = req.mode === 'full_text' ? this.fullText(req, scope) : this.regex(req, scope);
+  async grep(req: GrepRequest, scope: ConversationScope) {
+    const hits = req.mode === 'full_text' ? this.fullText(req, scope) : await this.regexInTurn(req, scope);
     if ('ok' in hits) return hits;
-    return { ok: true as const, matches: this.present(hits.hits, 'excerpt' in hits ? hits.excerpt : undefined), count: hits.hits.length, truncated: hits.truncated, ...(hits.stats ? { scan: hits.stats } : {}) };
+    const stopped = 'stopped' in hits ? hits.stopped : undefined;
+    return { ok: true as const, matches: this.present(hits.hits, 'excerpt' in hits ? hits.excerpt : undefined), count: hits.hits.length, truncated: hits.truncated, ...(hits.stats ? { scan: hits.stats } : {}), ...(stopped ? { stopped } : {}) };
+  }
+
+  private regexInTurn(req: GrepRequest, scope: ConversationScope) {
+    const run = this.scans.then(() => this.regex(req, scope));
+    this.scans = run.catch(() => undefined);
+    return run;
   }
 
   /** The hits without their excerpts: those are made for the shown hits only, from the texts present() reads with their other fields. */
@@ -128,21 +151,33 @@ export class LcmGrep {
     return { hits: best.map((r) => bySource.get(r) as Hit), truncated: total > best.length, excerpt };
   }
 
-  private regex(req: GrepRequest, scope: ConversationScope): { hits: Hit[]; truncated: boolean; stats: Record<string, ScanStats> } | Refusal {
+  private async regex(req: GrepRequest, scope: ConversationScope): Promise<{ hits: Hit[]; truncated: boolean; stats: Record<string, ScanStats>; stopped?: Stopped | undefined } | Refusal> {
     const compiled = compilePattern(req.pattern);
     if ('error' in compiled) return refuse(`pattern ${JSON.stringify(req.pattern.slice(0, 120))}: ${compiled.error}. Nothing was searched.`);
     const found: Hit[] = [];
     const stats: Record<string, ScanStats> = {};
     let truncated = false;
-    for (const source of sources(req.scope)) {
-      const r = this.scan(source, compiled, req, scope);
-      found.push(...r.hits);
-      stats[source === 'message' ? 'messages' : 'summaries'] = r.stats;
-      truncated ||= r.truncated;
+    const clock = new ScanClock(this.options);
+    let stopped: Stopped | undefined;
+    try {
+      for (const source of sources(req.scope)) {
+        const name = source === 'message' ? 'messages' : 'summaries';
+        const r = await this.scan(source, compiled, req, scope, clock);
+        found.push(...r.hits);
+        stats[name] = r.stats;
+        truncated ||= r.truncated;
+        if (clock.expired) {
+          stopped = clock.stopped(`the scan reached its time bound in ${name} after testing ${r.stats.scanned.toLocaleString('en-US')} of ${r.stats.candidates.toLocaleString('en-US')} candidates${source === 'message' && req.scope === 'both' ? '; summaries were not searched' : ''}: the matches are those found until then. A narrower pattern (a longer literal), since/before or one conversation finishes sooner`);
+          truncated = true;
+          break;
+        }
+      }
+    } finally {
+      compiled.regex.dispose();
     }
     const best = topK(found.map((f) => f.ranked), req.limit);
     const bySource = new Map(found.map((f) => [f.ranked, f]));
-    return { hits: best.map((r) => bySource.get(r) as Hit), truncated: truncated || found.length > best.length, stats };
+    return { hits: best.map((r) => bySource.get(r) as Hit), truncated: truncated || found.length > best.length, stats, stopped };
   }
 
   /**
@@ -153,7 +188,7 @@ export class LcmGrep {
    * Events whose full text lives in the blob store are always candidates: the index and the
    * inline text hold only their first part.
    */
-  private scan(source: Source, pattern: CompiledPattern, req: GrepRequest, scope: ConversationScope) {
+  private async scan(source: Source, pattern: CompiledPattern, req: GrepRequest, scope: ConversationScope, clock: ScanClock) {
     const msg = source === 'message';
     const at = msg ? 'coalesce(e.created_at, s.updated_at, 0)' : 'coalesce(x.latest_at, x.created_at)';
     const where = new Conditions();
@@ -175,6 +210,10 @@ export class LcmGrep {
       : this.allInOnePass(statements.allInOnePass, stats, holds, memo);
     try {
       for (const { id, at: createdAt, text, blob, tested: known } of candidates) {
+        if (clock.due()) {
+          await pause();
+          if (clock.expired) break;
+        }
         stats.scanned++;
         stats.bytesScanned += known ? known.chars : text.length;
         const outcome = known ? known.outcome : testText(pattern.regex, text, !stopEarly);
@@ -215,7 +254,7 @@ export class LcmGrep {
     const literal = pattern.literals[0] as string;
     if (!pattern.caseInsensitive) return { sql: `instr(${column}, ?) > 0`, params: [literal], name: 'substring' };
     // SQLite's lower() folds ASCII only, so only an ASCII literal can be narrowed case-insensitively.
-    if (/^[\x20-\x7e]+$/.test(literal) && !pattern.regex.flags.includes('u')) {
+    if (/^[\x20-\x7e]+$/.test(literal) && !pattern.foldsBeyondAscii) {
       return { sql: `instr(lower(${column}), ?) > 0`, params: [literal.toLowerCase()], name: 'substring' };
     }
     return undefined;
@@ -226,8 +265,7 @@ export class LcmGrep {
    * term that contains it, found through the index's vocabulary, instead of a scan of every text.
    */
   private vocabularyPrefilter(source: Source, pattern: CompiledPattern): { sql: string; params: SqlValue[]; name: 'vocabulary' } | undefined {
-    const foldsBeyondAscii = pattern.caseInsensitive && pattern.regex.flags.includes('u');
-    const test = pattern.literals.map((l) => termTest(l, foldsBeyondAscii)).find((t) => t !== undefined);
+    const test = pattern.literals.map((l) => termTest(l, pattern.foldsBeyondAscii)).find((t) => t !== undefined);
     if (!test) return undefined;
     const msg = source === 'message';
     const table = msg ? HISTORY_FTS : LCM_SUMMARY_FTS;
@@ -271,18 +309,39 @@ export class LcmGrep {
     const ahead = this.readAhead(large, memo);
     try {
       for (const { sql, params } of statements.texts) {
-        const stmt = this.store.db.prepare(sql);
-        try {
-          stmt.bind(params);
-          while (stmt.step()) {
-            stats.candidates++;
-            const [id, at, text] = stmt.get();
-            const t = String(text ?? '');
-            if (holds && !holds.text(t)) continue;
-            yield { id: Number(id), at: Number(at), text: t };
+        // The scan pauses between candidates, and meanwhile a checkpoint (sql.js export) or a
+        // compacted database taking over closes this statement: it is then run again, and the
+        // rows already read are skipped.
+        const read = new Set<number>();
+        for (let done = false, runs = 0; !done; runs++) {
+          if (runs > 100) throw new Error('lcm_grep: the candidates statement was closed 100 times during one scan');
+          const stmt = this.store.db.prepare(sql);
+          try {
+            stmt.bind(params);
+            for (;;) {
+              let more: boolean;
+              try {
+                more = stmt.step();
+              } catch (err) {
+                if (String(err).includes('Statement closed')) break;
+                throw err;
+              }
+              if (!more) {
+                done = true;
+                break;
+              }
+              const [id, at, text] = stmt.get();
+              const n = Number(id);
+              if (read.has(n)) continue;
+              read.add(n);
+              stats.candidates++;
+              const t = String(text ?? '');
+              if (holds && !holds.text(t)) continue;
+              yield { id: n, at: Number(at), text: t };
+            }
+          } finally {
+            stmt.free();
           }
-        } finally {
-          stmt.free();
         }
       }
       for (const [id, at, blob] of large) {
@@ -382,4 +441,28 @@ export class LcmGrep {
 
 function sources(scope: GrepScope): Source[] {
   return scope === 'messages' ? ['message'] : scope === 'summaries' ? ['summary'] : ['message', 'summary'];
+}
+
+/** A regex scan's time: when to give the event loop a turn, and whether the time bound is reached. */
+class ScanClock {
+  private readonly started = performance.now();
+  private sliceStart = this.started;
+
+  constructor(private readonly options: Pick<LcmGrepOptions, 'timeBoundMs' | 'sliceMs'>) {}
+
+  /** True once per slice; the next slice starts now. */
+  due(): boolean {
+    const now = performance.now();
+    if (now - this.sliceStart < this.options.sliceMs) return false;
+    this.sliceStart = now;
+    return true;
+  }
+
+  get expired(): boolean {
+    return performance.now() - this.started >= this.options.timeBoundMs;
+  }
+
+  stopped(reason: string): Stopped {
+    return { reason, afterMs: Math.round(performance.now() - this.started), timeBoundMs: this.options.timeBoundMs };
+  }
 }

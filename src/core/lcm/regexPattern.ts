@@ -1,20 +1,30 @@
+import { LinearRegex } from './linearRegex';
+
 /**
- * lcm_grep's regex mode: JavaScript regular expressions, and the literal text every match must
- * contain, so candidates can be narrowed by the FTS index or a substring scan in SQLite before
- * the regex runs in JavaScript.
+ * lcm_grep's regex mode: RE2 regular expressions (linear time, see linearRegex.ts), and the
+ * literal text every match must contain, so candidates can be narrowed by the FTS index or a
+ * substring scan in SQLite before the regex runs.
  */
 export interface CompiledPattern {
-  regex: RegExp;
+  regex: LinearRegex;
   /** Literals every match contains, longest first; empty when none can be proven. */
   literals: string[];
   caseInsensitive: boolean;
+  /**
+   * Whether a case-insensitive match of the literals can hold a non-ASCII character: RE2 folds
+   * case by Unicode's rules, where ſ matches s and K (the Kelvin sign) matches k; no other
+   * non-ASCII character folds into ASCII. ASCII-only checks (SQLite's lower(), the byte checks)
+   * are exact only when this is false.
+   */
+  foldsBeyondAscii: boolean;
 }
 
 export const PATTERN_MAX = 500;
 
 /**
  * `pattern`, or `/pattern/flags` with at least one flag (i, m, s, u) — so a path like /home/me/
- * stays a plain pattern. Invalid patterns are refused with the engine's own message.
+ * stays a plain pattern. u changes nothing (RE2 always reads Unicode). Invalid patterns are
+ * refused with the engine's own message. The caller disposes the compiled regex.
  */
 export function compilePattern(pattern: string): CompiledPattern | { error: string } {
   const slashed = /^\/(.+)\/([a-z]+)$/s.exec(pattern);
@@ -22,16 +32,12 @@ export function compilePattern(pattern: string): CompiledPattern | { error: stri
   const flags = slashed ? (slashed[2] as string) : '';
   const bad = flags.replace(/[imsu]/g, '');
   if (bad) return { error: `flag "${bad}" is not supported; use i, m, s or u` };
-  const risk = nestedQuantifier(source);
-  if (risk) return { error: `the group "${risk}" repeats something that itself repeats, which can take exponential time on long messages; rewrite it without the nested quantifier` };
-  let regex: RegExp;
-  try {
-    regex = new RegExp(source, `g${flags}`);
-  } catch (err) {
-    return { error: `not a valid JavaScript regular expression: ${(err as Error).message}` };
-  }
+  const regex = LinearRegex.compile(source, [...new Set(flags.replace('u', ''))].join(''));
+  if ('error' in regex) return regex;
   const caseInsensitive = flags.includes('i');
-  return { regex, literals: requiredLiterals(source).sort((a, b) => b.length - a.length), caseInsensitive };
+  // An inline flag group such as (?i) changes how the literals match: none are trusted then.
+  const literals = /\(\?[a-zA-Z-]+[:)]/.test(source) || source.includes('\\Q') ? [] : requiredLiterals(source).sort((a, b) => b.length - a.length);
+  return { regex, literals, caseInsensitive, foldsBeyondAscii: caseInsensitive && literals.some((l) => /[sk]/i.test(l)) };
 }
 
 /**
@@ -58,15 +64,17 @@ export function requiredLiterals(source: string): string[] {
       if (e === 'n') literal = '\n';
       else if (e === 't') literal = '\t';
       else if (/[^A-Za-z0-9]/.test(e) && e !== '') literal = e;
-      else if (/[pPuxck]/.test(e)) next = skipEscape(source, i);
+      else if (/[pPuxck0]/.test(e)) next = skipEscape(source, i);
     } else if (c === '[') {
       next = skipClass(source, i);
     } else if (c === '(') {
       const end = matchingParen(source, i);
       if (end < 0) return [];
       const body = source.slice(i + 1, end);
-      const lookaround = /^\?(<?[=!])/.test(body);
-      if (!lookaround) inner = requiredLiterals(body.replace(/^\?(:|<[A-Za-z_$][\w$]*>)/, ''));
+      const stripped = body.replace(/^\?(:|P?<[A-Za-z_$][\w$]*>)/, '');
+      // Any other "(?" group (lookaround, inline flags) is not understood: no literal is proven.
+      if (stripped.startsWith('?')) return [];
+      inner = requiredLiterals(stripped);
       next = end + 1;
     } else if (!'.^$|)*+?{}'.includes(c)) {
       literal = c;
@@ -172,6 +180,7 @@ function skipClass(source: string, at: number): number {
   if (source[i] === ']') i++;
   for (; i < source.length; i++) {
     if (source[i] === '\\') i++;
+    else if (source.startsWith('[:', i) && source.indexOf(':]', i + 2) > 0) i = source.indexOf(':]', i + 2) + 1; // RE2's [[:alpha:]]
     else if (source[i] === ']') return i + 1;
   }
   return source.length;
@@ -180,7 +189,10 @@ function skipClass(source: string, at: number): number {
 function skipEscape(source: string, at: number): number {
   const e = source[at + 1];
   const rest = source.slice(at + 2);
-  if ((e === 'p' || e === 'P' || e === 'u' || e === 'k') && rest.startsWith('{')) return at + 2 + rest.indexOf('}') + 1;
+  if ((e === 'p' || e === 'P' || e === 'u' || e === 'k' || e === 'x') && rest.startsWith('{')) return at + 2 + rest.indexOf('}') + 1;
+  if (e === '0') return at + 2 + (/^[0-7]{0,2}/.exec(rest)?.[0].length ?? 0); // an octal code
+  // RE2's one-letter class, \pL.
+  if (e === 'p' || e === 'P') return at + 3;
   if (e === 'k' && rest.startsWith('<')) return at + 2 + rest.indexOf('>') + 1;
   if (e === 'u') return at + 6;
   if (e === 'x') return at + 4;
@@ -198,21 +210,4 @@ function matchingParen(source: string, at: number): number {
     else if (c === ')' && --depth === 0) return i;
   }
   return -1;
-}
-
-/** A repeated group whose body also repeats, like (a+)+ or (\w*)*: the classic catastrophic backtracking shape. */
-function nestedQuantifier(source: string): string | undefined {
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i];
-    if (c === '\\') i++;
-    else if (c === '[') i = skipClass(source, i) - 1;
-    else if (c === '(') {
-      const end = matchingParen(source, i);
-      if (end < 0) return undefined;
-      const q = quantifier(source, end + 1);
-      const body = source.slice(i + 1, end).replace(/\\./g, 'x').replace(/\[[^\]]*\]/g, 'x');
-      if (q.max > 1 && /[*+]|\{\d+,\d*\}/.test(body)) return source.slice(i, q.end);
-    }
-  }
-  return undefined;
 }

@@ -67,11 +67,103 @@ export function checkHtml(page: string): HtmlCheck {
     }
   });
 
+  problems.push(...markupCodeProblems(live, lines));
+
   const templated = [...live.matchAll(TEMPLATE_EXPRESSION)].map((m) => lines(m.index ?? 0));
   if (templated.length) {
     problems.push(`\`{{ }}\` template expression${templated.length > 1 ? 's' : ''} at page line${templated.length > 1 ? 's' : ''} ${templated.join(', ')}: nothing will fill these in; write the values themselves`);
   }
   return { problems, incomplete: missing.length > 0 };
+}
+
+/** Attributes whose value a browser follows or loads as a URL, where javascript: runs code. */
+const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'xlink:href', 'data', 'poster', 'background', 'cite', 'ping', 'lowsrc', 'dynsrc']);
+/**
+ * Code in the markup itself, which the script checks never see: inline event handlers
+ * (onerror=, onclick=, …) and javascript: (or vbscript:) URLs. Script and style bodies are not
+ * markup, so they are blanked first.
+ */
+function markupCodeProblems(live: string, lines: (offset: number) => number): string[] {
+  const markup = live.replace(/(<(script|style)\b[^>]*>)([^]*?)(<\/\2\s*>)/gi, (_m, open: string, _t: string, body: string, close: string) => open + body.replace(/[^\n]/g, ' ') + close);
+  const problems: string[] = [];
+  for (const tag of tags(markup)) {
+    const name = tag.name;
+    const at = lines(tag.at);
+    for (const [key, value] of tag.attributes) {
+      if (/^on[a-z]/.test(key)) {
+        problems.push(`<${name}> at page line ${at} has the inline event handler \`${key}=\`: handlers in markup run code the page's scripts are not checked for; attach it from a <script> with addEventListener`);
+      } else if (URL_ATTRIBUTES.has(key) && /^(?:javascript|vbscript):/.test(urlScheme(value))) {
+        problems.push(`<${name}> at page line ${at} has a \`${urlScheme(value).split(':')[0]}:\` URL in \`${key}\`: a link or source may not run code; point it at a real address, or attach the behaviour from a <script>`);
+      }
+    }
+  }
+  return problems;
+}
+
+interface Tag {
+  name: string;
+  at: number;
+  attributes: [name: string, value: string][];
+}
+
+/**
+ * The start tags of a page and their attributes, read the way a browser tokenizes them (a quoted
+ * value may hold < and >), in one pass: a regex over tags would go back over the rest of the
+ * page for every tag left open.
+ */
+function* tags(html: string): Generator<Tag> {
+  const space = (c: string | undefined) => c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f';
+  let i = html.indexOf('<');
+  while (i >= 0 && i < html.length) {
+    if (!/[a-zA-Z]/.test(html[i + 1] ?? '')) {
+      i = html.indexOf('<', i + 1);
+      continue;
+    }
+    const at = i;
+    let j = i + 1;
+    while (j < html.length && !space(html[j]) && html[j] !== '>' && html[j] !== '/') j++;
+    const tag: Tag = { name: html.slice(i + 1, j).toLowerCase(), at, attributes: [] };
+    while (j < html.length && html[j] !== '>') {
+      if (space(html[j]) || html[j] === '/') {
+        j++;
+        continue;
+      }
+      const start = j;
+      while (j < html.length && !space(html[j]) && html[j] !== '>' && html[j] !== '/' && (html[j] !== '=' || j === start)) j++;
+      const key = html.slice(start, j).toLowerCase();
+      while (space(html[j])) j++;
+      let value = '';
+      if (html[j] === '=') {
+        j++;
+        while (space(html[j])) j++;
+        const quote = html[j];
+        if (quote === '"' || quote === "'") {
+          const end = html.indexOf(quote, j + 1);
+          value = html.slice(j + 1, end < 0 ? html.length : end);
+          j = end < 0 ? html.length : end + 1;
+        } else {
+          const vs = j;
+          while (j < html.length && !space(html[j]) && html[j] !== '>') j++;
+          value = html.slice(vs, j);
+        }
+      }
+      tag.attributes.push([key, value]);
+    }
+    yield tag;
+    i = html.indexOf('<', j);
+  }
+}
+
+/** A URL attribute's value as a browser reads its scheme: character references decoded, ASCII whitespace and controls dropped, lower case. */
+function urlScheme(value: string): string {
+  const named: Record<string, string> = { colon: ':', tab: '\t', newline: '\n', nbsp: ' ' };
+  return value
+    .replace(/&#x([0-9a-f]+);?/gi, (_m, h: string) => String.fromCodePoint(Math.min(0x10ffff, parseInt(h, 16))))
+    .replace(/&#(\d+);?/g, (_m, d: string) => String.fromCodePoint(Math.min(0x10ffff, Number(d))))
+    .replace(/&([a-z]+);/gi, (m, n: string) => named[n.toLowerCase()] ?? m)
+    .replace(/[\u0000-\u0020\u007f]/g, '')
+    .toLowerCase()
+    .slice(0, 20);
 }
 
 function parseProblem(code: string, isModule: boolean): { message: string; line?: number } | undefined {

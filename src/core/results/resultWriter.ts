@@ -44,8 +44,12 @@ export interface ResultSink {
   write(input: WriteResultInput): Promise<WriteReceipt | PageRefusal>;
 }
 
-/** A deliverable is read by people, not streamed into a model; past this it is almost surely a mistake. */
-export const RESULT_MAX_BYTES = 10 * 1024 * 1024;
+/**
+ * A deliverable is read by people, not streamed into a model; past this it is almost surely a
+ * mistake. Below the MCP server's request bound (MAX_REQUEST_BYTES), so content this long still
+ * fits in one request when JSON escaping lengthens it by a quarter (newlines, quotes).
+ */
+export const RESULT_MAX_BYTES = 8 * 1024 * 1024;
 const MAX_SUFFIX = 1000;
 
 /**

@@ -15,6 +15,25 @@ export function textProblem(field: string, text: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A one-line label other agents read as who wrote something or what it builds on (`source`,
+ * `cites`): valid Unicode with no control character at all (C0 with tab and newline, DEL, C1,
+ * where ESC starts a terminal escape sequence) and no bidirectional control, which could make
+ * one name display as another.
+ */
+const NAME_FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
+
+export function nameProblem(field: string, text: string): string | undefined {
+  const lone = findLoneSurrogate(text);
+  if (lone !== -1) return `${field} is not valid Unicode: an unpaired surrogate at character ${lone}`;
+  const m = NAME_FORBIDDEN.exec(text);
+  if (!m) return undefined;
+  const c = m[0].charCodeAt(0);
+  const code = c.toString(16).toUpperCase().padStart(4, '0');
+  const kind = c < 0x20 || (c >= 0x7f && c <= 0x9f) ? 'the control character' : 'the invisible formatting character';
+  return `${field} holds ${kind} U+${code} at character ${m.index}; it must be one line of printable text`;
+}
+
 /** Escapes control characters (and unpaired surrogates) so the text is kept verbatim but inert. */
 export function escapeControls(text: string): string {
   let out = '';

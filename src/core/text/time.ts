@@ -1,10 +1,21 @@
-/** The calendar day of an instant in a person's own zone: an IANA name or a ±HH:MM offset. */
+/** The offsets places use run from UTC-12:00 (Baker Island) to UTC+14:00 (Line Islands). */
+const OFFSET_MIN_MINUTES = -12 * 60;
+const OFFSET_MAX_MINUTES = 14 * 60;
+
+/** A ±HH:MM (or ±HHMM) offset in minutes; undefined when it is not one, or not one any place uses. */
+function utcOffsetMinutes(timezone: string): number | undefined {
+  const offset = /^([+-])(\d{2}):?(\d{2})$/.exec(timezone);
+  if (!offset || Number(offset[3]) >= 60) return undefined;
+  const minutes = (Number(offset[2]) * 60 + Number(offset[3])) * (offset[1] === '-' ? -1 : 1);
+  return minutes < OFFSET_MIN_MINUTES || minutes > OFFSET_MAX_MINUTES ? undefined : minutes;
+}
+
+/** The calendar day of an instant in a person's own zone: an IANA name or a ±HH:MM offset from -12:00 to +14:00. */
 export function dayIn(at: number, timezone: string | undefined): string | undefined {
   if (!timezone) return new Date(at).toISOString().slice(0, 10);
-  const offset = /^([+-])(\d{2}):?(\d{2})$/.exec(timezone);
-  if (offset) {
-    const minutes = (Number(offset[2]) * 60 + Number(offset[3])) * (offset[1] === '-' ? -1 : 1);
-    return new Date(at + minutes * 60_000).toISOString().slice(0, 10);
+  if (/^[+-]\d{2}:?\d{2}$/.test(timezone)) {
+    const minutes = utcOffsetMinutes(timezone);
+    return minutes === undefined ? undefined : new Date(at + minutes * 60_000).toISOString().slice(0, 10);
   }
   try {
     return new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);

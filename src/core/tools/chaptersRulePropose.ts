@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { isRefusal } from '../refusal';
+import { isRefusal, refuse } from '../refusal';
+import { projectFolderProblem } from '../rules/projectFolder';
 import { RULE_CATEGORIES } from '../rules/rulesSchema';
 import { RULE_TEXT_MAX } from '../rules/rulesService';
 import { sessionIdField } from './chaptersSegment';
@@ -19,11 +20,13 @@ export const chaptersRuleProposeTool = defineTool({
     scope: z.enum(['project', 'session']).optional().describe('project (default): this workspace; session: only this session.'),
     category: z.enum(RULE_CATEGORIES).optional().describe('What kind of rule (default convention).'),
     rationale: z.string().max(2_000).optional().describe('Why: what happened that taught it. Shown to the person who approves.'),
-    project: z.string().min(1).max(1_000).optional().describe('scope project: the project folder (default: the caller\'s workspace).'),
+    project: z.string().min(1).max(1_000).optional().describe('scope project: the project folder, an absolute path that exists on this machine (default: the caller\'s workspace).'),
     sessionId: sessionIdField,
   }),
   run: async (input, services, ctx) => {
     const scope = input.scope ?? 'project';
+    const badProject = input.project === undefined ? undefined : projectFolderProblem(input.project);
+    if (badProject) return refuse(`${badProject}. Nothing was proposed.`);
     let sessionId = input.sessionId;
     if (!sessionId) {
       const current = services.chapters.resolveSession(undefined, { client: ctx.client, workspace: ctx.workspace });

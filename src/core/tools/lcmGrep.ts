@@ -11,7 +11,7 @@ export const lcmGrepTool = defineTool({
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
     'Search imported conversations (their messages and the summaries of the lossless-context DAG) by regex or full text. Start recall here; then lcm_describe a summary, then lcm_expand_query for detail the summaries dropped. ' +
-    'regex (default): a JavaScript regular expression, case-sensitive (/pattern/i for any case); an invalid pattern or a nested repeat like (a+)+ is refused. ' +
+    'regex (default): an RE2 regular expression in JavaScript syntax, run in linear time (lookaround and backreferences are refused by name), case-sensitive (/pattern/i for any case, also /m and /s); in a text over 256 K characters a match longer than 8,192 characters can come back shortened. A scan stops after 20 s and says so in stopped; other calls are answered meanwhile. ' +
     'full_text: words and "quoted phrases", every word must match, ranked by BM25; regex syntax is refused with a message naming it. ' +
     'A conversation is one imported session; default: the current one (the newest of your kind in your workspace; the answer says which). ' +
     'Returns matches with id (a number for a message, sum_… for a summary), type, snippet (match in [brackets]), conversationId, createdAt; messages add role, toolName and coveredBy (the leaf summary holding them); summaries add depth, kind, summaryId. truncated: true when more matched than were returned.',
@@ -26,14 +26,14 @@ export const lcmGrepTool = defineTool({
     limit: z.number().int().min(1).max(200).optional().describe('Default 50.'),
     sort: z.enum(['recency', 'relevance', 'hybrid']).optional().describe('Default recency; hybrid is relevance decayed by age; in regex mode relevance counts the matches in each item.'),
   }),
-  run: (input, services, ctx) => {
+  run: async (input, services, ctx) => {
     const since = input.since === undefined ? undefined : parseInstant(input.since);
     const before = input.before === undefined ? undefined : parseInstant(input.before);
     if (input.since !== undefined && since === undefined) return refuse(`since "${input.since}" is not an ISO timestamp such as 2026-02-19T00:00:00Z`);
     if (input.before !== undefined && before === undefined) return refuse(`before "${input.before}" is not an ISO timestamp such as 2026-02-19T00:00:00Z`);
     const scope = services.lcm.scope({ client: ctx.client, workspace: ctx.workspace }, input);
     if (isRefusal(scope)) return scope;
-    const found = services.lcm.grep({ pattern: input.pattern, mode: input.mode ?? 'regex', scope: input.scope ?? 'both', since, before, limit: input.limit ?? 50, sort: input.sort ?? 'recency' }, scope);
+    const found = await services.lcm.grep({ pattern: input.pattern, mode: input.mode ?? 'regex', scope: input.scope ?? 'both', since, before, limit: input.limit ?? 50, sort: input.sort ?? 'recency' }, scope);
     if (isRefusal(found)) return found;
     return { ...found, conversation: { conversationId: scope.all ? null : scope.conversationId, how: scope.how } };
   },

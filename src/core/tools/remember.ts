@@ -17,7 +17,7 @@ export const rememberTool = defineTool({
     object: z.string().min(1).max(STATEMENT_MAX).optional().describe('With subject and predicate: the current value.'),
     source: sourceField.optional(),
     scope: scopeField.optional(),
-    timezone: z.string().max(64).optional().describe('IANA name (America/Sao_Paulo) or UTC offset (-03:00), so a note is filed under the user\'s own day.'),
+    timezone: z.string().max(64).optional().describe('IANA name (America/Sao_Paulo) or UTC offset from -12:00 to +14:00 (-03:00), so a note is filed under the user\'s own day.'),
     cites: citesField.optional(),
   }),
   confirm: (input) => ({

@@ -15,7 +15,7 @@ export const rememberNoteTool = defineTool({
     date: z.string().max(10).optional().describe('YYYY-MM-DD: the day\'s log to append to. Default today in `timezone`.'),
     source: sourceField.optional(),
     scope: scopeField.optional(),
-    timezone: z.string().max(64).optional().describe('IANA name (America/Sao_Paulo) or UTC offset (-03:00), so the entry is filed under the user\'s own day.'),
+    timezone: z.string().max(64).optional().describe('IANA name (America/Sao_Paulo) or UTC offset from -12:00 to +14:00 (-03:00), so the entry is filed under the user\'s own day.'),
     cites: citesField.optional(),
   }),
   confirm: (input) => ({ title: 'Log this note?', message: input.text }),

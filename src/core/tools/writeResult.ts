@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RESULT_MAX_BYTES } from '../results/resultWriter';
+import { binarySize, MAX_REQUEST_BYTES } from './requestLimit';
 import { defineTool } from './toolDefinition';
 
 export const writeResultTool = defineTool({
@@ -10,7 +11,10 @@ export const writeResultTool = defineTool({
   description:
     'Save one long-form deliverable (the research, analysis or comparison your reply summarises instead of reprinting, or a finished HTML page) as a new file report-YYYYMMDD-HHMMSS.md or .html (local time; -2, -3… when the name is taken, never overwriting); returns the receipt {path, bytes, format}. Folder: the recollect.outputDirectory setting, else ~/Downloads when it exists, else a results folder in Recollect\'s storage. format=html is checked before anything is written: a complete document (<html>…</html> with a <body>), every inline <script> parses, no markup written from script (document.write, innerHTML/outerHTML assignment, insertAdjacentHTML), no {{ }} template expressions. A failing page is not written; the refusal lists every problem (plus the html_render rules when the document structure is missing): fix them all and call again. To change an existing file, use a file-editing tool.',
   input: z.strictObject({
-    content: z.string().min(1).describe(`The complete file (up to ${RESULT_MAX_BYTES / 1024 / 1024} MiB).`),
+    content: z
+      .string()
+      .min(1)
+      .describe(`The complete file content: up to ${binarySize(RESULT_MAX_BYTES)} of UTF-8. Over MCP the whole request, as JSON, may be at most ${binarySize(MAX_REQUEST_BYTES)} (escaped newlines and quotes count twice, other control characters six times); a larger request is refused with its size.`),
     format: z.enum(['md', 'html']).optional().describe('md (default) or html.'),
   }),
   run: async (input, services) => {

@@ -57,7 +57,9 @@ describe('blob trigram filters', () => {
   });
 
   it('are not used where the regex folds beyond ASCII or no literal has three bytes', () => {
-    expect(gramKeys(compiled('/ollama/iu'))).toBeUndefined();
+    // RE2's /i matches ſ for s and K for k.
+    expect(gramKeys(compiled('/kubectl/i'))).toBeUndefined();
+    expect(gramKeys(compiled('/ollama/iu'))).toHaveLength(1);
     expect(gramKeys(compiled('/café/i'))).toBeUndefined();
     expect(gramKeys(compiled('[0-9]{40}'))).toBeUndefined();
     expect(gramKeys(compiled('ab[0-9]'))).toBeUndefined();

@@ -50,10 +50,28 @@ export const BLOB_PATTERN_CASES: readonly [string, RegExp][] = [
   ['function', /function/],
 ];
 
-/** A compiled pattern for a test, failing loudly on a pattern that does not compile. */
+const recent = new Map<string, CompiledPattern>();
+
+/**
+ * A compiled pattern for a test, failing loudly on a pattern that does not compile. RE2's fixed
+ * heap holds only so many compiled patterns, so the 16 most recently asked for are kept and
+ * older ones disposed: a test uses what it asked for right away.
+ */
 export function compiled(p: string): CompiledPattern {
+  const known = recent.get(p);
+  if (known) {
+    recent.delete(p);
+    recent.set(p, known);
+    return known;
+  }
   const c = compilePattern(p);
   if ('error' in c) throw new Error(c.error);
+  recent.set(p, c);
+  for (const [key, old] of recent) {
+    if (recent.size <= 16) break;
+    old.regex.dispose();
+    recent.delete(key);
+  }
   return c;
 }
 
@@ -67,3 +85,25 @@ export function rng(seed: number): () => number {
     return (x >>> 0) / 4294967296;
   };
 }
+
+/**
+ * Classic catastrophic-backtracking patterns (issue 21, item 6): the first five hung
+ * JavaScript's engine for more than 30 s on a few thousand characters. Each text is the one
+ * that provokes its pattern: a long run that almost matches.
+ */
+export const REDOS_CASES: readonly [pattern: string, text: string][] = [
+  ['(a|a)*$', `${'a'.repeat(5000)}!`],
+  ['(a|aa)+$', `${'a'.repeat(5000)}!`],
+  ['(\\w|a)*$', `${'a'.repeat(5000)}!`],
+  ['(a?){30}a{30}$', `${'a'.repeat(5000)}!`],
+  ['.*.*.*.*.*.*=', 'a'.repeat(5000)],
+  ['(a+)+$', `${'a'.repeat(5000)}!`],
+  ['(a*)*$', `${'a'.repeat(5000)}!`],
+  ['([a-zA-Z]+)*$', `${'a'.repeat(5000)}!`],
+  ['(.*a){20}', 'a'.repeat(5000)],
+  ['^(a+)+b', 'a'.repeat(5000)],
+  ['(x+x+)+y', 'x'.repeat(5000)],
+  ['(\\d+)*$', `${'1'.repeat(5000)}!`],
+  ['((a+)|(b+))*c', 'ab'.repeat(2500)],
+  ['^(([a-z])+.)+[A-Z]([a-z])+$', `${'a'.repeat(5000)}!`],
+];

@@ -4,7 +4,7 @@ import { brotliCompressSync } from 'node:zlib';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BlobReader, ReadAhead } from '../../../src/core/lcm/blobReader';
-import { LcmGrep, type GrepRequest } from '../../../src/core/lcm/lcmGrep';
+import { DEFAULT_GREP_OPTIONS, LcmGrep, type GrepRequest } from '../../../src/core/lcm/lcmGrep';
 import type { Services } from '../../../src/core/services';
 import { COMPRESSED_SUFFIX } from '../../../src/core/store/blobStore';
 import { queryRows } from '../../../src/core/store/sqlite';
@@ -44,22 +44,22 @@ afterAll(() => s.store.close());
 const ALL = { all: true as const, how: 'all conversations' };
 
 describe('lcm_grep reading blobs on a worker thread', () => {
-  it('gives the same answers as reading them on the main thread, and as a scan of every text', () => {
-    const onWorker = new LcmGrep(s.store, { readAheadMin: 1 });
-    const onMain = new LcmGrep(s.store, { readAheadMin: Infinity });
+  it('gives the same answers as reading them on the main thread, and as a scan of every text', async () => {
+    const onWorker = new LcmGrep(s.store, { ...DEFAULT_GREP_OPTIONS, readAheadMin: 1, timeBoundMs: Infinity });
+    const onMain = new LcmGrep(s.store, { ...DEFAULT_GREP_OPTIONS, readAheadMin: Infinity, timeBoundMs: Infinity });
     // The first regex call summarises every blob it reads into the shared filter file, and later
     // calls skip the blobs those filters rule out: both start from the same filters.
     const warm: GrepRequest = { pattern: '[a-z]', mode: 'regex', scope: 'messages', limit: 1, sort: 'relevance' };
-    onWorker.grep(warm, ALL);
-    onMain.grep(warm, ALL);
+    await onWorker.grep(warm, ALL);
+    await onMain.grep(warm, ALL);
     const started = vi.spyOn(ReadAhead, 'start');
     const cases: [string, RegExp][] = [...BLOB_PATTERN_CASES, ['/import/i', /import/i]];
     try {
       for (const [pattern, re] of cases) {
         for (const sort of ['relevance', 'hybrid'] as const) {
           const req: GrepRequest = { pattern, mode: 'regex', scope: 'messages', limit: 200, sort };
-          const ours = onWorker.grep(req, ALL);
-          expect(ours, `${pattern} ${sort}`).toEqual(onMain.grep(req, ALL));
+          const ours = await onWorker.grep(req, ALL);
+          expect(ours, `${pattern} ${sort}`).toEqual(await onMain.grep(req, ALL));
           if (!('matches' in ours)) throw new Error(`${pattern} was refused`);
           if (sort === 'relevance') expect(ours.matches.map((m) => m.id), pattern).toEqual(bruteRanked(s, re, 'messages').slice(0, 200));
           const expected = bruteForce(s, re, 'messages');

@@ -178,6 +178,7 @@ export class VaultService {
 
 export function timezoneProblem(timezone: string | undefined): string | undefined {
   if (timezone === undefined || dayIn(0, timezone) !== undefined) return undefined;
+  if (/^[+-]\d{2}:?\d{2}$/.test(timezone)) return `timezone "${timezone}" is not a UTC offset any place uses: offsets run from -12:00 to +14:00, with minutes under 60`;
   return `timezone "${timezone.slice(0, 60)}" is neither an IANA name (America/Sao_Paulo) nor an offset (-03:00)`;
 }
 
