@@ -1,0 +1,211 @@
+import { lintSource } from '@secretlint/core';
+import type { SecretLintCoreConfig, SecretLintCoreResultMessage } from '@secretlint/types';
+import { extraPatternRule } from './extraPatterns';
+import { labelOf, secretConfig } from './secretRules';
+
+/** What a person decides about redaction: their own patterns, and the scopes where secrets are kept as written. */
+export interface RedactionSettings {
+  extraPatterns: readonly string[];
+  /** Memory scopes (`global`, `project:<slug>`) and `history` (imported transcripts and the tool-call log). */
+  disabledScopes: readonly string[];
+}
+
+/** The scope of everything that is not memory: imported transcripts and Recollect's own tool-call log. */
+export const HISTORY_SCOPE = 'history';
+
+export const NO_REDACTION_SETTINGS: RedactionSettings = { extraPatterns: [], disabledScopes: [] };
+
+/** The placeholder kept where a secret was. */
+export function placeholder(label: string): string {
+  return `[redacted: ${label}]`;
+}
+
+/**
+ * Texts linted in one secretlint call are joined by this: a newline ends every match that stops
+ * at whitespace or line ends, and NUL is in no rule's character set, so a match rarely spans two
+ * texts, and one that does is found again by linting those texts alone.
+ */
+const SEPARATOR = '\n\u0000\n';
+/**
+ * One lint call costs about 0.3 ms whatever its size, then about 17 ms per MB (measured on the
+ * real transcripts), so a file's texts go in one call: an import with one call per event would
+ * spend more time in secretlint than in everything else. The cap bounds the joined string.
+ */
+const BATCH_CHARS = 8 * 1024 * 1024;
+/** A data value this short is not searched for (a rule's `typeName` and the like are longer than any real hit's context anyway). */
+const MIN_VALUE = 8;
+
+interface Span {
+  start: number;
+  end: number;
+  label: string;
+}
+
+/**
+ * Secret detection on every write path: texts in, the same texts out with each secret replaced
+ * by `[redacted: <what it was>]`, before anything reaches the journal, the index, a blob or the
+ * vault. The settings are read on each call, so a changed setting applies to the next write.
+ */
+export class Redaction {
+  private compiled: { key: string; config: SecretLintCoreConfig } | undefined;
+
+  constructor(
+    private readonly settings: RedactionSettings | (() => RedactionSettings) = NO_REDACTION_SETTINGS,
+    /** Told once per pattern list about each extra pattern that cannot be used. */
+    private readonly warn: (problem: string) => void = () => undefined,
+  ) {}
+
+  enabledFor(scope: string): boolean {
+    return !this.current().disabledScopes.includes(scope);
+  }
+
+  /** The texts with their secrets replaced, in order; unchanged where `scope` has redaction turned off. */
+  async texts(texts: readonly string[], scope: string): Promise<string[]> {
+    if (!this.enabledFor(scope)) return [...texts];
+    const spans = await this.find(texts);
+    return texts.map((t, i) => applySpans(t, spans[i] ?? []));
+  }
+
+  async text(text: string, scope: string): Promise<string> {
+    return (await this.texts([text], scope))[0] as string;
+  }
+
+  /** Every string inside a JSON-shaped value (object keys excepted), redacted in one call; the value's shape is kept. */
+  async value<T>(value: T, scope: string): Promise<T> {
+    const slots = new StringSlots();
+    const shaped = slots.collect(value);
+    return slots.fill(shaped, await this.texts(slots.strings, scope)) as T;
+  }
+
+  private current(): RedactionSettings {
+    return typeof this.settings === 'function' ? this.settings() : this.settings;
+  }
+
+  private config(): SecretLintCoreConfig {
+    const { extraPatterns } = this.current();
+    const key = JSON.stringify(extraPatterns);
+    if (this.compiled?.key !== key) {
+      const extra = extraPatternRule(extraPatterns);
+      for (const p of extra.problems) this.warn(p);
+      this.compiled = { key, config: secretConfig(extra.rule ? [extra.rule] : []) };
+    }
+    return this.compiled.config;
+  }
+
+  /** The secret spans of each text: texts are linted in batches; those a batch match spans are linted alone. */
+  private async find(texts: readonly string[]): Promise<Span[][]> {
+    const config = this.config();
+    const spans: Span[][] = texts.map(() => []);
+    let from = 0;
+    while (from < texts.length) {
+      let to = from;
+      let chars = 0;
+      while (to < texts.length && (to === from || chars + (texts[to] as string).length <= BATCH_CHARS)) chars += (texts[to++] as string).length + SEPARATOR.length;
+      const starts: number[] = [];
+      let at = 0;
+      for (let i = from; i < to; i++) {
+        starts.push(at);
+        at += (texts[i] as string).length + SEPARATOR.length;
+      }
+      const alone = new Set<number>();
+      for (const m of await lint(texts.slice(from, to).join(SEPARATOR), config)) {
+        const first = from + lastAtOrBefore(starts, m.range[0]);
+        const last = from + lastAtOrBefore(starts, Math.max(m.range[0], m.range[1] - 1));
+        const base = starts[first - from] as number;
+        const text = texts[first] as string;
+        if (first !== last || m.range[1] - base > text.length) {
+          for (let i = first; i <= last; i++) alone.add(i);
+          continue;
+        }
+        (spans[first] as Span[]).push(spanOf(text, m.range[0] - base, m.range[1] - base, m));
+      }
+      for (const i of alone) {
+        const text = texts[i] as string;
+        spans[i] = (await lint(text, config)).map((m) => spanOf(text, m.range[0], m.range[1], m));
+      }
+      from = to;
+    }
+    return spans;
+  }
+}
+
+async function lint(content: string, config: SecretLintCoreConfig): Promise<SecretLintCoreResultMessage[]> {
+  if (!content.trim()) return [];
+  const result = await lintSource({ source: { content, filePath: 'recollect-text', contentType: 'text' }, options: { config, noPhysicFilePath: true } });
+  return result.messages.filter((m) => m.type === 'message');
+}
+
+/** The index of the last start at or before `pos` (starts ascend from 0). */
+function lastAtOrBefore(starts: readonly number[], pos: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] as number) <= pos) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * Where the secret itself is. A rule reports the secret among its data; where that value lies
+ * across the reported range it is what is replaced (the AWS rule's range starts at the key's
+ * name and stops 40 characters later, short of the key's end). Otherwise the range is.
+ */
+function spanOf(text: string, start: number, end: number, m: SecretLintCoreResultMessage): Span {
+  let lo = start;
+  let hi = end;
+  let found = false;
+  for (const v of Object.values(m.data ?? {})) {
+    if (typeof v !== 'string' || v.length < MIN_VALUE) continue;
+    for (let i = text.indexOf(v, Math.max(0, start - v.length)); i !== -1 && i < end; i = text.indexOf(v, i + 1)) {
+      if (i + v.length <= start) continue;
+      lo = found ? Math.min(lo, i) : i;
+      hi = found ? Math.max(hi, i + v.length) : i + v.length;
+      found = true;
+    }
+  }
+  return { start: lo, end: hi, label: labelOf(m.messageId) };
+}
+
+/** The text with each span replaced by its placeholder; overlapping spans become one, named by the first. */
+function applySpans(text: string, spans: readonly Span[]): string {
+  if (!spans.length) return text;
+  const sorted = [...spans].sort((a, b) => a.start - b.start || b.end - a.end);
+  let out = '';
+  let at = 0;
+  for (const s of sorted) {
+    if (s.end <= at) continue;
+    if (s.start >= at) {
+      out += text.slice(at, s.start) + placeholder(s.label);
+    }
+    at = Math.max(at, s.end);
+  }
+  return out + text.slice(at);
+}
+
+/** The strings of a JSON-shaped value, gathered in order, and the value rebuilt with replacements. */
+class StringSlots {
+  readonly strings: string[] = [];
+
+  collect(value: unknown): unknown {
+    if (typeof value === 'string') {
+      this.strings.push(value);
+      return new Slot(this.strings.length - 1);
+    }
+    if (Array.isArray(value)) return value.map((v) => this.collect(v));
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.collect(v)]));
+    return value;
+  }
+
+  fill(shaped: unknown, strings: readonly string[]): unknown {
+    if (shaped instanceof Slot) return strings[shaped.index];
+    if (Array.isArray(shaped)) return shaped.map((v) => this.fill(v, strings));
+    if (shaped !== null && typeof shaped === 'object') return Object.fromEntries(Object.entries(shaped).map(([k, v]) => [k, this.fill(v, strings)]));
+    return shaped;
+  }
+}
+
+class Slot {
+  constructor(readonly index: number) {}
+}

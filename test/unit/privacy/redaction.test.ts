@@ -1,0 +1,70 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { Redaction } from '../../../src/core/privacy/redaction';
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+function pick(alphabet: string, n: number): string {
+  return [...randomBytes(n)].map((b) => alphabet[b % alphabet.length]).join('');
+}
+const awsKeyId = () => 'AKIA' + pick('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567', 16);
+const awsSecret = () => pick(ALNUM + '/+', 40);
+const githubToken = () => 'ghp_' + pick(ALNUM, 36);
+const pem = () => generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString().trim();
+
+describe('Redaction', () => {
+  it('replaces an AWS key pair, a GitHub token, a PEM private key and a password with labelled placeholders', async () => {
+    const id = awsKeyId();
+    const secret = awsSecret();
+    const token = githubToken();
+    const key = pem();
+    const r = new Redaction();
+    const [a, b, c, d] = await r.texts([
+      `export AWS_ACCESS_KEY_ID=${id}\nexport AWS_SECRET_ACCESS_KEY="${secret}"\n`,
+      `git remote set-url origin https://x:${token}@github.com/o/r\nuse ${token} here`,
+      `the deploy key:\n${key}\nkeep it safe`,
+      'the staging database password: hunter2-Sup3r, do not share',
+    ], 'global');
+    expect(a).toBe('export AWS_ACCESS_KEY_ID=[redacted: AWS access key]\nexport AWS_SECRET_ACCESS_KEY="[redacted: AWS secret access key]"\n');
+    expect(b).not.toContain(token);
+    expect(b).toContain('use [redacted: GitHub token] here');
+    expect(c).toBe('the deploy key:\n[redacted: private key]\nkeep it safe');
+    expect(d).toBe('the staging database password: [redacted: password], do not share');
+  });
+
+  it('a text with nothing secret comes back unchanged, and a redacted text is not redacted again', async () => {
+    const r = new Redaction();
+    const plain = ['password: string', 'the password is wrong', 'const password = getPassword();', 'PWD=/home/u1/project', 'no secret here'];
+    expect(await r.texts(plain, 'global')).toEqual(plain);
+    const once = await r.text(`password: "p4ss word!" and ${githubToken()}`, 'global');
+    expect(once).toBe('password: "[redacted: password]" and [redacted: GitHub token]');
+    expect(await r.text(once, 'global')).toBe(once);
+  });
+
+  it('finds a secret in each of many texts linted together, and texts a batch match spans are linted alone', async () => {
+    const tokens = Array.from({ length: 50 }, githubToken);
+    // Linted together, this pattern matches from the first text to the last, over the second's token.
+    const r = new Redaction({ extraPatterns: ['BEGIN-X[\\s\\S]*?END-X'], disabledScopes: [] });
+    const hidden = githubToken();
+    const texts = ['BEGIN-X one', `two ${hidden}`, ...tokens.map((t) => `token ${t} end`), 'END-X three'];
+    const out = await r.texts(texts, 'global');
+    expect(out).toEqual(['BEGIN-X one', 'two [redacted: GitHub token]', ...tokens.map(() => 'token [redacted: GitHub token] end'), 'END-X three']);
+    expect(await r.text('BEGIN-X one END-X', 'global')).toBe('[redacted: custom pattern]');
+  });
+
+  it('a disabled scope keeps its texts as written; extra patterns run in RE2 and a bad one is reported, not fatal', async () => {
+    const warnings: string[] = [];
+    const settings = { extraPatterns: ['ACME-[0-9]{6}', '(unclosed'], disabledScopes: ['project:vault'] };
+    const r = new Redaction(() => settings, (w) => warnings.push(w));
+    const token = githubToken();
+    expect(await r.text(`ticket ACME-123456 and ${token}`, 'global')).toBe('ticket [redacted: custom pattern] and [redacted: GitHub token]');
+    expect(await r.text(`ticket ACME-123456 and ${token}`, 'project:vault')).toBe(`ticket ACME-123456 and ${token}`);
+    expect(warnings).toEqual([expect.stringContaining('(unclosed')]);
+  });
+
+  it('redacts the strings inside a JSON value and keeps its shape', async () => {
+    const token = githubToken();
+    const r = new Redaction();
+    const out = await r.value({ cmd: `curl -H "Authorization: token ${token}"`, n: 3, list: [token, null, true] }, 'history');
+    expect(out).toEqual({ cmd: 'curl -H "Authorization: token [redacted: GitHub token]"', n: 3, list: ['[redacted: GitHub token]', null, true] });
+  });
+});
