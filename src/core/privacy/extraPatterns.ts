@@ -37,11 +37,11 @@ export function extraPatternRule(patterns: readonly string[]): ExtraPatterns {
           for (const re of compiled) {
             re.lastIndex = 0;
             for (let m = re.exec(source.content); m; m = re.exec(source.content)) {
-              if (m[0] === '') {
+              if (!m[0]) {
                 re.lastIndex++;
                 continue;
               }
-              context.report({ message: t(EXTRA_LABEL), range: [m.index, m.index + m[0].length] });
+              context.report({ message: t(EXTRA_LABEL), range: [m.index, m.index + (m[0] ?? '').length] });
             }
           }
         },

@@ -1,7 +1,7 @@
 import { lintSource } from '@secretlint/core';
 import type { SecretLintCoreConfig, SecretLintCoreResultMessage } from '@secretlint/types';
 import { extraPatternRule } from './extraPatterns';
-import { labelOf, secretConfig } from './secretRules';
+import { labelOf, secretConfig, URL_PASSWORD_RULES } from './secretRules';
 
 /** What a person decides about redaction: their own patterns, and the scopes where secrets are kept as written. */
 export interface RedactionSettings {
@@ -39,7 +39,12 @@ interface Span {
   start: number;
   end: number;
   label: string;
+  /** Of two rules reporting the same characters, the lower rank names the placeholder (a GitHub token over a URL's password). */
+  rank: number;
 }
+
+/** `scheme://user:password@`: the password's place in a URL a rule reported whole. */
+const URL_PASSWORD = /^[^:\s]*:\/\/[^:/\s@]*:([^@/\s]+)@/;
 
 /**
  * Secret detection on every write path: texts in, the same texts out with each secret replaced
@@ -165,13 +170,17 @@ function spanOf(text: string, start: number, end: number, m: SecretLintCoreResul
       found = true;
     }
   }
-  return { start: lo, end: hi, label: labelOf(m.messageId) };
+  if (URL_PASSWORD_RULES.has(m.messageId)) {
+    const url = URL_PASSWORD.exec(text.slice(lo, hi));
+    if (url) return { start: lo + url[0].length - 1 - (url[1] as string).length, end: lo + url[0].length - 1, label: labelOf(m.messageId), rank: 1 };
+  }
+  return { start: lo, end: hi, label: labelOf(m.messageId), rank: 0 };
 }
 
-/** The text with each span replaced by its placeholder; overlapping spans become one, named by the first. */
+/** The text with each span replaced by its placeholder; overlapping spans become one, named by the first (then the lowest rank). */
 function applySpans(text: string, spans: readonly Span[]): string {
   if (!spans.length) return text;
-  const sorted = [...spans].sort((a, b) => a.start - b.start || b.end - a.end);
+  const sorted = [...spans].sort((a, b) => a.start - b.start || b.end - a.end || a.rank - b.rank);
   let out = '';
   let at = 0;
   for (const s of sorted) {

@@ -56,7 +56,7 @@ const LABELS: Record<string, string> = {
   NPM_ACCESS_TOKEN: 'npm token',
   Npmrc_authToken: 'npm token',
   PackageJSON_xOauthToken: 'GitHub token',
-  BasicAuth: 'URL credentials',
+  BasicAuth: 'URL password',
   OPENAI_TOKEN: 'OpenAI key',
   ANTHROPIC_API_KEY: 'Anthropic key',
   GROQ_API_KEY: 'Groq key',
@@ -65,12 +65,15 @@ const LABELS: Record<string, string> = {
   NOTION_INTEGRATION_TOKEN: 'Notion token',
   SENDGRID_KEY: 'SendGrid key',
   SHOPIFY_KEY: 'Shopify key',
-  MongoDBConnection: 'MongoDB connection string',
-  MySQLConnection: 'MySQL connection string',
-  PostgreSQLConnection: 'PostgreSQL connection string',
+  MongoDBConnection: 'MongoDB password',
+  MySQLConnection: 'MySQL password',
+  PostgreSQLConnection: 'PostgreSQL password',
   Password: 'password',
   ExtraPattern: 'custom pattern',
 };
+
+/** Rules that report a whole URL for the password inside it: only the password is replaced, so the host stays readable. */
+export const URL_PASSWORD_RULES: ReadonlySet<string> = new Set(['BasicAuth', 'MongoDBConnection', 'MySQLConnection', 'PostgreSQLConnection']);
 
 export function labelOf(messageId: string): string {
   return LABELS[messageId] ?? messageId.replace(/_/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();

@@ -25,10 +25,16 @@ describe('Redaction', () => {
       'the staging database password: hunter2-Sup3r, do not share',
     ], 'global');
     expect(a).toBe('export AWS_ACCESS_KEY_ID=[redacted: AWS access key]\nexport AWS_SECRET_ACCESS_KEY="[redacted: AWS secret access key]"\n');
-    expect(b).not.toContain(token);
-    expect(b).toContain('use [redacted: GitHub token] here');
+    expect(b).toBe('git remote set-url origin https://x:[redacted: GitHub token]@github.com/o/r\nuse [redacted: GitHub token] here');
     expect(c).toBe('the deploy key:\n[redacted: private key]\nkeep it safe');
     expect(d).toBe('the staging database password: [redacted: password], do not share');
+  });
+
+  it('a password in a URL or a connection string is replaced alone, so the host stays readable', async () => {
+    const r = new Redaction();
+    expect(await r.text('see https://alice:pa55-w0rd@example.com/x and postgres://bob:Sup3r-s3cret@db.internal:5432/app', 'global')).toBe(
+      'see https://alice:[redacted: URL password]@example.com/x and postgres://bob:[redacted: PostgreSQL password]@db.internal:5432/app',
+    );
   });
 
   it('a text with nothing secret comes back unchanged, and a redacted text is not redacted again', async () => {
@@ -42,12 +48,11 @@ describe('Redaction', () => {
 
   it('finds a secret in each of many texts linted together, and texts a batch match spans are linted alone', async () => {
     const tokens = Array.from({ length: 50 }, githubToken);
-    // Linted together, this pattern matches from the first text to the last, over the second's token.
+    // Linted together, this pattern matches from the first text into the second, over the start of the second's own match.
     const r = new Redaction({ extraPatterns: ['BEGIN-X[\\s\\S]*?END-X'], disabledScopes: [] });
-    const hidden = githubToken();
-    const texts = ['BEGIN-X one', `two ${hidden}`, ...tokens.map((t) => `token ${t} end`), 'END-X three'];
+    const texts = ['BEGIN-X one', 'two BEGIN-X inside END-X', ...tokens.map((t) => `token ${t} end`), 'END-X three'];
     const out = await r.texts(texts, 'global');
-    expect(out).toEqual(['BEGIN-X one', 'two [redacted: GitHub token]', ...tokens.map(() => 'token [redacted: GitHub token] end'), 'END-X three']);
+    expect(out).toEqual(['BEGIN-X one', 'two [redacted: custom pattern]', ...tokens.map(() => 'token [redacted: GitHub token] end'), 'END-X three']);
     expect(await r.text('BEGIN-X one END-X', 'global')).toBe('[redacted: custom pattern]');
   });
 
