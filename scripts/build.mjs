@@ -80,6 +80,8 @@ for (const t of nodeTargets) {
 if (!only || only.has('cli') || only.has('extension')) {
   // The one binary piece of the engine: sql.js's wasm, loaded from beside the bundle.
   fs.copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(root, 'dist/sql-wasm.wasm'));
+  // RE2 for the extra redaction patterns, found beside the bundle that loads it.
+  fs.copyFileSync(path.join(root, 'node_modules/re2-wasm/build/wasm/re2.wasm'), path.join(root, 'dist/re2.wasm'));
 }
 if ((!only || only.has('webview')) && fs.existsSync(path.join(root, 'webview'))) {
   await buildWebviews();

@@ -1,5 +1,5 @@
 import type { SecretLintRuleCreator } from '@secretlint/types';
-import { RE2 } from 're2-wasm';
+import type { RE2 } from 're2-wasm';
 
 export const EXTRA_RULE = 'recollect/extra-patterns';
 export const EXTRA_LABEL = 'ExtraPattern';
@@ -13,9 +13,12 @@ export interface ExtraPatterns {
 /**
  * A person's own patterns (the `recollect.redaction.extraPatterns` setting or
  * RECOLLECT_REDACTION_EXTRA_PATTERNS) as one rule. They run in RE2, in time linear in the
- * text, since a pattern typed into a setting must not be able to stall every write.
+ * text, since a pattern typed into a setting must not be able to stall every write. RE2's wasm
+ * is loaded only when there is a pattern: most stores never need it.
  */
-export function extraPatternRule(patterns: readonly string[]): ExtraPatterns {
+export async function extraPatternRule(patterns: readonly string[]): Promise<ExtraPatterns> {
+  if (!patterns.length) return { rule: undefined, problems: [] };
+  const { RE2 } = await import('re2-wasm');
   const compiled: RE2[] = [];
   const problems: string[] = [];
   for (const p of patterns) {

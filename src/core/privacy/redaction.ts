@@ -86,11 +86,11 @@ export class Redaction {
     return typeof this.settings === 'function' ? this.settings() : this.settings;
   }
 
-  private config(): SecretLintCoreConfig {
+  private async config(): Promise<SecretLintCoreConfig> {
     const { extraPatterns } = this.current();
     const key = JSON.stringify(extraPatterns);
     if (this.compiled?.key !== key) {
-      const extra = extraPatternRule(extraPatterns);
+      const extra = await extraPatternRule(extraPatterns);
       for (const p of extra.problems) this.warn(p);
       this.compiled = { key, config: secretConfig(extra.rule ? [extra.rule] : []) };
     }
@@ -99,7 +99,7 @@ export class Redaction {
 
   /** The secret spans of each text: texts are linted in batches; those a batch match spans are linted alone. */
   private async find(texts: readonly string[]): Promise<Span[][]> {
-    const config = this.config();
+    const config = await this.config();
     const spans: Span[][] = texts.map(() => []);
     let from = 0;
     while (from < texts.length) {
