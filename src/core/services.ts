@@ -104,7 +104,7 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
     guides: new GuideService(),
     results: new ResultWriter({ fallbackDirectory: path.join(store.home, 'results') }),
     requests: new RequestService(store, extras.askLimitPerHour === undefined ? {} : { askLimitPerHour: extras.askLimitPerHour }),
-    transfer: new TransferService(store, vault),
+    transfer: new TransferService(store, vault, redaction),
   };
   const chapters = new ChaptersService(store, base.history);
   base.importer.onSessionImported((sessionId, events) => chapters.linkImported(sessionId, events));

@@ -1,7 +1,6 @@
-import { lintSource } from '@secretlint/core';
-import type { SecretLintCoreConfig, SecretLintCoreResultMessage } from '@secretlint/types';
 import { extraPatternRule } from './extraPatterns';
-import { labelOf, secretConfig, URL_PASSWORD_RULES } from './secretRules';
+import { labelOf, secretRules, URL_PASSWORD_RULES } from './secretRules';
+import { SecretScanner, type Finding } from './secretScanner';
 
 /** What a person decides about redaction: their own patterns, and the scopes where secrets are kept as written. */
 export interface RedactionSettings {
@@ -21,15 +20,15 @@ export function placeholder(label: string): string {
 }
 
 /**
- * Texts linted in one secretlint call are joined by this: a newline ends every match that stops
+ * Texts scanned together are joined by this: a newline ends every match that stops
  * at whitespace or line ends, and NUL is in no rule's character set, so a match rarely spans two
  * texts, and one that does is found again by linting those texts alone.
  */
 const SEPARATOR = '\n\u0000\n';
 /**
- * One lint call costs about 0.3 ms whatever its size, then about 17 ms per MB (measured on the
- * real transcripts), so a file's texts go in one call: an import with one call per event would
- * spend more time in secretlint than in everything else. The cap bounds the joined string.
+ * Each scan runs every rule's regular expressions over the whole text once, a cost per call
+ * besides the cost per character, so a file's texts are scanned together (one call per file, not
+ * per event). The cap bounds the joined string.
  */
 const BATCH_CHARS = 8 * 1024 * 1024;
 /** A data value this short is not searched for (a rule's `typeName` and the like are longer than any real hit's context anyway). */
@@ -52,7 +51,7 @@ const URL_PASSWORD = /^[^:\s]*:\/\/[^:/\s@]*:([^@/\s]+)@/;
  * vault. The settings are read on each call, so a changed setting applies to the next write.
  */
 export class Redaction {
-  private compiled: { key: string; config: SecretLintCoreConfig } | undefined;
+  private compiled: { key: string; scanner: SecretScanner } | undefined;
 
   constructor(
     private readonly settings: RedactionSettings | (() => RedactionSettings) = NO_REDACTION_SETTINGS,
@@ -86,20 +85,21 @@ export class Redaction {
     return typeof this.settings === 'function' ? this.settings() : this.settings;
   }
 
-  private async config(): Promise<SecretLintCoreConfig> {
+  /** The rules, created once per list of extra patterns. */
+  private async scanner(): Promise<SecretScanner> {
     const { extraPatterns } = this.current();
     const key = JSON.stringify(extraPatterns);
     if (this.compiled?.key !== key) {
       const extra = await extraPatternRule(extraPatterns);
       for (const p of extra.problems) this.warn(p);
-      this.compiled = { key, config: secretConfig(extra.rule ? [extra.rule] : []) };
+      this.compiled = { key, scanner: new SecretScanner(secretRules(extra.rule ? [extra.rule] : [])) };
     }
-    return this.compiled.config;
+    return this.compiled.scanner;
   }
 
   /** The secret spans of each text: texts are linted in batches; those a batch match spans are linted alone. */
   private async find(texts: readonly string[]): Promise<Span[][]> {
-    const config = await this.config();
+    const scanner = await this.scanner();
     const spans: Span[][] = texts.map(() => []);
     let from = 0;
     while (from < texts.length) {
@@ -113,7 +113,7 @@ export class Redaction {
         at += (texts[i] as string).length + SEPARATOR.length;
       }
       const alone = new Set<number>();
-      for (const m of await lint(texts.slice(from, to).join(SEPARATOR), config)) {
+      for (const m of lint(scanner, texts.slice(from, to).join(SEPARATOR))) {
         const first = from + lastAtOrBefore(starts, m.range[0]);
         const last = from + lastAtOrBefore(starts, Math.max(m.range[0], m.range[1] - 1));
         const base = starts[first - from] as number;
@@ -126,7 +126,7 @@ export class Redaction {
       }
       for (const i of alone) {
         const text = texts[i] as string;
-        spans[i] = (await lint(text, config)).map((m) => spanOf(text, m.range[0], m.range[1], m));
+        spans[i] = lint(scanner, text).map((m) => spanOf(text, m.range[0], m.range[1], m));
       }
       from = to;
     }
@@ -134,10 +134,8 @@ export class Redaction {
   }
 }
 
-async function lint(content: string, config: SecretLintCoreConfig): Promise<SecretLintCoreResultMessage[]> {
-  if (!content.trim()) return [];
-  const result = await lintSource({ source: { content, filePath: 'recollect-text', contentType: 'text' }, options: { config, noPhysicFilePath: true } });
-  return result.messages.filter((m) => m.type === 'message');
+function lint(scanner: SecretScanner, content: string): Finding[] {
+  return content.trim() ? scanner.scan(content) : [];
 }
 
 /** The index of the last start at or before `pos` (starts ascend from 0). */
@@ -157,7 +155,7 @@ function lastAtOrBefore(starts: readonly number[], pos: number): number {
  * across the reported range it is what is replaced (the AWS rule's range starts at the key's
  * name and stops 40 characters later, short of the key's end). Otherwise the range is.
  */
-function spanOf(text: string, start: number, end: number, m: SecretLintCoreResultMessage): Span {
+function spanOf(text: string, start: number, end: number, m: Finding): Span {
   let lo = start;
   let hi = end;
   let found = false;

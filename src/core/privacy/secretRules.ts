@@ -1,5 +1,6 @@
 import { rules as recommendedRules } from '@secretlint/secretlint-rule-preset-recommend';
-import type { SecretLintCoreConfig, SecretLintCoreConfigRule, SecretLintRuleCreator } from '@secretlint/types';
+import type { SecretLintRuleCreator } from '@secretlint/types';
+import type { ConfiguredRule } from './secretScanner';
 
 /**
  * The rules secret detection runs: secretlint's recommended preset, maintained upstream, plus a
@@ -79,10 +80,10 @@ export function labelOf(messageId: string): string {
   return LABELS[messageId] ?? messageId.replace(/_/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
-/** The detection config: every recommended rule but the comment filter, the password rule, and the extra rules given. */
-export function secretConfig(extra: readonly SecretLintRuleCreator[] = []): SecretLintCoreConfig {
-  const preset: SecretLintCoreConfigRule[] = recommendedRules
+/** The rules detection runs: every recommended rule but the comment filter, the password rule, and the extra rules given. */
+export function secretRules(extra: readonly SecretLintRuleCreator[] = []): ConfiguredRule[] {
+  const preset: ConfiguredRule[] = recommendedRules
     .filter((r) => r.meta.id !== COMMENT_FILTER)
-    .map((r) => ({ id: r.meta.id, rule: r as SecretLintRuleCreator, ...(r.meta.id === AWS ? { options: { enableIDScanRule: true } } : {}) }));
-  return { rules: [...preset, { id: PASSWORD_RULE, rule: passwordRule }, ...extra.map((rule) => ({ id: rule.meta.id, rule }))] };
+    .map((r) => ({ rule: r as SecretLintRuleCreator, ...(r.meta.id === AWS ? { options: { enableIDScanRule: true } } : {}) }));
+  return [...preset, { rule: passwordRule }, ...extra.map((rule) => ({ rule }))];
 }
