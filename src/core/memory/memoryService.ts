@@ -13,7 +13,6 @@ import { DEFAULT_SCOPE, scopeProblem } from './scope';
 import { SemanticService } from './semantic/semanticService';
 import { chunkRefs } from './recall/chunkRefs';
 import { Redaction } from '../privacy/redaction';
-import { redactFact } from './factRedaction';
 import { timezoneProblem, VaultService } from './vault/vaultService';
 
 export interface FactInput {
@@ -87,8 +86,10 @@ export class MemoryService {
     const scope = given.scope ?? DEFAULT_SCOPE;
     const bad = scopeProblem(scope) ?? timezoneProblem(timezone);
     if (bad) return refuse(`${bad}. Nothing was saved.`);
-    // What is kept, and answered back, is the fact less its secrets.
-    const { fact: input, statement } = await redactFact(this.redaction, given, givenStatement, scope);
+    // What is kept, and answered back, is the fact less its secrets (the value read after its predicate).
+    const redacted = await this.redaction.value({ subject: given.subject, predicate: given.predicate, object: given.object, statement: givenStatement }, scope);
+    const input: FactInput = { ...given, subject: redacted.subject, predicate: redacted.predicate, object: redacted.object };
+    const statement = redacted.statement;
     const source = input.source ?? client;
     const cites = input.cites ?? [];
 

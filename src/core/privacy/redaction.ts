@@ -74,11 +74,26 @@ export class Redaction {
     return (await this.texts([text], scope))[0] as string;
   }
 
-  /** Every string inside a JSON-shaped value (object keys excepted), redacted in one call; the value's shape is kept. */
+  /**
+   * Every string inside a JSON-shaped value (object keys excepted), redacted in one call; the
+   * value's shape is kept. A string is also read after the name it stands under, where that name
+   * says secret (`{"password": "hunter2-x"}`, or a fact's `object` under its `predicate`
+   * "password"), since such a value alone looks like nothing.
+   */
   async value<T>(value: T, scope: string): Promise<T> {
     const slots = new StringSlots();
-    const shaped = slots.collect(value);
-    return slots.fill(shaped, await this.texts(slots.strings, scope)) as T;
+    const shaped = slots.collect(value, undefined);
+    const texts = slots.slots.flatMap((s) => (s.frame === undefined ? [s.text] : [s.text, `${s.frame}: ${s.text}`]));
+    const redacted = await this.texts(texts, scope);
+    let at = 0;
+    const out = slots.slots.map((s) => {
+      const alone = redacted[at++] as string;
+      if (s.frame === undefined) return alone;
+      const framed = redacted[at++] as string;
+      const prefix = `${s.frame}: `;
+      return framed.startsWith(prefix) ? framed.slice(prefix.length) : alone;
+    });
+    return slots.fill(shaped, out) as T;
   }
 
   private current(): RedactionSettings {
@@ -191,17 +206,24 @@ function applySpans(text: string, spans: readonly Span[]): string {
   return out + text.slice(at);
 }
 
-/** The strings of a JSON-shaped value, gathered in order, and the value rebuilt with replacements. */
-class StringSlots {
-  readonly strings: string[] = [];
+/** A name under which a value may be a secret that needs the name to be recognised. */
+const SECRET_NAME = /pass(?:word|phrase)|secret|token|credential|api[_-]?key/i;
 
-  collect(value: unknown): unknown {
+/** The strings of a JSON-shaped value, gathered in order with the name each one stands under when it says secret, and the value rebuilt with replacements. */
+class StringSlots {
+  readonly slots: { text: string; frame: string | undefined }[] = [];
+
+  collect(value: unknown, frame: string | undefined): unknown {
     if (typeof value === 'string') {
-      this.strings.push(value);
-      return new Slot(this.strings.length - 1);
+      this.slots.push({ text: value, frame });
+      return new Slot(this.slots.length - 1);
     }
-    if (Array.isArray(value)) return value.map((v) => this.collect(v));
-    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.collect(v)]));
+    if (Array.isArray(value)) return value.map((v) => this.collect(v, frame));
+    if (value !== null && typeof value === 'object') {
+      const record = value as Record<string, unknown>;
+      const predicate = typeof record.predicate === 'string' && SECRET_NAME.test(record.predicate) ? record.predicate : undefined;
+      return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, this.collect(v, k === 'object' && predicate ? predicate : SECRET_NAME.test(k) ? k : undefined)]));
+    }
     return value;
   }
 

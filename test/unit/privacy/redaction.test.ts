@@ -72,4 +72,11 @@ describe('Redaction', () => {
     const out = await r.value({ cmd: `curl -H "Authorization: token ${token}"`, n: 3, list: [token, null, true] }, 'history');
     expect(out).toEqual({ cmd: 'curl -H "Authorization: token [redacted: GitHub token]"', n: 3, list: ['[redacted: GitHub token]', null, true] });
   });
+
+  it('reads a string after the name it stands under when that name says secret: a password field, a fact\'s value under its predicate', async () => {
+    const r = new Redaction();
+    expect(await r.value({ user: 'bob', password: 'x9-abcdef', note: 'x9-abcdef' }, 'history')).toEqual({ user: 'bob', password: '[redacted: password]', note: 'x9-abcdef' });
+    expect(await r.value({ subject: 'staging db', predicate: 'password', object: 'abc-1234' }, 'global')).toEqual({ subject: 'staging db', predicate: 'password', object: '[redacted: password]' });
+    expect(await r.value({ subject: 'staging db', predicate: 'owner', object: 'abc-1234' }, 'global')).toEqual({ subject: 'staging db', predicate: 'owner', object: 'abc-1234' });
+  });
 });

@@ -23,7 +23,7 @@ const GITHUB_TOKEN = 'ghp_' + pick(ALNUM, 36);
 const PEM = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString().trim();
 /** The key's body lines: any one of them left anywhere is a leak. */
 const PEM_LINES = PEM.split('\n').filter((l) => !l.startsWith('-----'));
-const PASSWORDS = { remember: 'Tr0ub4dor&3x-' + pick(ALNUM, 6), note: 'c0rrect-h0rse-' + pick(ALNUM, 6), file: 's3cr3t-Vault-' + pick(ALNUM, 6) };
+const PASSWORDS = { remember: 'Tr0ub4dor&3x-' + pick(ALNUM, 6), note: 'c0rrect-h0rse-' + pick(ALNUM, 6), file: 's3cr3t-Vault-' + pick(ALNUM, 6), fact: 'f4ct-' + pick(ALNUM, 8), imported: 'imp0rted-' + pick(ALNUM, 6) };
 const PLANTED = [AWS_KEY_ID, AWS_SECRET, GITHUB_TOKEN, ...PEM_LINES, ...Object.values(PASSWORDS)];
 
 const SOURCE = 'claude-code/project-a/b3a7bd3c-5a10-4e7b-8ff0-7fc0cd6d1093.jsonl';
@@ -70,6 +70,10 @@ beforeAll(async () => {
   expect(await callTool(s, 'remember_note', { text: `the backup passphrase is ${PASSWORDS.note} (rotate monthly)` })).toMatchObject({ ok: true });
   fs.writeFileSync(path.join(s.memory.vault.root, 'ops-notes.md'), `# Ops\n\nThe vault service: password = "${PASSWORDS.file}"\n`);
   expect(await callTool(s, 'index_memory', {})).toMatchObject({ ok: true });
+  // A value saved as a fact is read after its predicate: `hunter2`-like values alone look like nothing.
+  expect(await callTool(s, 'save_memory', { subject: 'staging database', predicate: 'password', object: PASSWORDS.fact })).toMatchObject({ ok: true, object: '[redacted: password]' });
+  const preview = await callTool(s, 'preview_import', { label: 'ops', files: [{ relativePath: 'runbook.md', markdown: `# Runbook\n\nlogin with password: ${PASSWORDS.imported} and ${GITHUB_TOKEN}\n` }] });
+  expect(await callTool(s, 'apply_import', { batchId: preview.batchId })).toMatchObject({ ok: true });
 }, 60_000);
 
 afterAll(() => s.store.close());
@@ -114,6 +118,8 @@ describe('secrets planted in a real transcript and in notes', () => {
     expect(notes).toContain('the backup passphrase is [redacted: password] (rotate monthly)');
     expect(notes).toContain('password = \\"[redacted: password]\\"');
     expect(JSON.stringify(pages)).toContain('[redacted: password]');
+    expect(JSON.stringify(await callTool(s, 'retrieve_memory', { subject: 'staging database' }))).toContain('"object":"[redacted: password]"');
+    expect(JSON.stringify(await callTool(s, 'search_text', { query: 'runbook login' }))).toContain('login with password: [redacted: password] and [redacted: GitHub token]');
   });
 
   it('sit in no file: the journal, the snapshot, the blobs, the vault', async () => {
