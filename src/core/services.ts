@@ -100,10 +100,10 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
     history: new HistoryService(store),
     importer: new HistoryImporter(store, redaction),
     forget: new ForgetService(store, activity),
-    errors: new ErrorService(store),
+    errors: new ErrorService(store, redaction),
     guides: new GuideService(),
     results: new ResultWriter({ fallbackDirectory: path.join(store.home, 'results') }),
-    requests: new RequestService(store, extras.askLimitPerHour === undefined ? {} : { askLimitPerHour: extras.askLimitPerHour }),
+    requests: new RequestService(store, { redaction, ...(extras.askLimitPerHour === undefined ? {} : { askLimitPerHour: extras.askLimitPerHour }) }),
     transfer: new TransferService(store, vault, redaction),
   };
   const chapters = new ChaptersService(store, base.history);

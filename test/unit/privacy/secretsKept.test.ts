@@ -23,7 +23,7 @@ const GITHUB_TOKEN = 'ghp_' + pick(ALNUM, 36);
 const PEM = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString().trim();
 /** The key's body lines: any one of them left anywhere is a leak. */
 const PEM_LINES = PEM.split('\n').filter((l) => !l.startsWith('-----'));
-const PASSWORDS = { remember: 'Tr0ub4dor&3x-' + pick(ALNUM, 6), note: 'c0rrect-h0rse-' + pick(ALNUM, 6), file: 's3cr3t-Vault-' + pick(ALNUM, 6), fact: 'f4ct-' + pick(ALNUM, 8), imported: 'imp0rted-' + pick(ALNUM, 6) };
+const PASSWORDS = { remember: 'Tr0ub4dor&3x-' + pick(ALNUM, 6), note: 'c0rrect-h0rse-' + pick(ALNUM, 6), file: 's3cr3t-Vault-' + pick(ALNUM, 6), fact: 'f4ct-' + pick(ALNUM, 8), imported: 'imp0rted-' + pick(ALNUM, 6), asked: 'ask3d-' + pick(ALNUM, 8), answered: 'answ3red-' + pick(ALNUM, 6), error: '3rror-' + pick(ALNUM, 8) };
 const PLANTED = [AWS_KEY_ID, AWS_SECRET, GITHUB_TOKEN, ...PEM_LINES, ...Object.values(PASSWORDS)];
 
 const SOURCE = 'claude-code/project-a/b3a7bd3c-5a10-4e7b-8ff0-7fc0cd6d1093.jsonl';
@@ -74,6 +74,11 @@ beforeAll(async () => {
   expect(await callTool(s, 'save_memory', { subject: 'staging database', predicate: 'password', object: PASSWORDS.fact })).toMatchObject({ ok: true, object: '[redacted: password]' });
   const preview = await callTool(s, 'preview_import', { label: 'ops', files: [{ relativePath: 'runbook.md', markdown: `# Runbook\n\nlogin with password: ${PASSWORDS.imported} and ${GITHUB_TOKEN}\n` }] });
   expect(await callTool(s, 'apply_import', { batchId: preview.batchId })).toMatchObject({ ok: true });
+  // Requests between agents and error memory are written by agents too.
+  await callTool(s, 'whats_new', {}, 'bob');
+  const asked = await callTool(s, 'ask_agent', { to: 'bob', request: `deploy with password: ${PASSWORDS.asked} please` }, 'alice');
+  expect(await callTool(s, 'answer_request', { id: asked.id, answer: `done; the new password is ${PASSWORDS.answered}` }, 'bob')).toMatchObject({ ok: true });
+  expect(await callTool(s, 'write_error', { tool_name: 'git', symptom: 'push rejected: bad credentials', cause: `stale token ${GITHUB_TOKEN}`, action: `set password: ${PASSWORDS.error} in the keychain`, keywords: ['git', 'credentials'], outcome: 'resolved' })).toMatchObject({ ok: true, recorded: true });
 }, 60_000);
 
 afterAll(() => s.store.close());
@@ -100,6 +105,8 @@ describe('secrets planted in a real transcript and in notes', () => {
       page = await callTool(s, 'export_memory', { section: page.nextSection, offset: page.nextItem });
     }
     pages.forEach((p, i) => (answers[`export page ${i}`] = p));
+    answers.requests = await callTool(s, 'list_requests', { status: 'answered', to: 'bob' }, 'alice');
+    answers.errors = await callTool(s, 'error_history', { query: 'push rejected credentials' });
     for (const [name, answer] of Object.entries(answers)) {
       expect((answer as { ok?: unknown }).ok, name).toBe(true);
       expect(leaks(JSON.stringify(answer)), name).toEqual([]);
@@ -118,6 +125,8 @@ describe('secrets planted in a real transcript and in notes', () => {
     expect(notes).toContain('the backup passphrase is [redacted: password] (rotate monthly)');
     expect(notes).toContain('password = \\"[redacted: password]\\"');
     expect(JSON.stringify(pages)).toContain('[redacted: password]');
+    expect(JSON.stringify(answers.requests)).toContain('the new password is [redacted: password]');
+    expect(JSON.stringify(answers.errors)).toContain('stale token [redacted: GitHub token]');
     expect(JSON.stringify(await callTool(s, 'retrieve_memory', { subject: 'staging database' }))).toContain('"object":"[redacted: password]"');
     expect(JSON.stringify(await callTool(s, 'search_text', { query: 'runbook login' }))).toContain('login with password: [redacted: password] and [redacted: GitHub token]');
   });
