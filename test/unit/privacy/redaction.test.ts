@@ -1,6 +1,10 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Redaction } from '../../../src/core/privacy/redaction';
+import { redactionSettingsFrom } from '../../../src/core/privacy/redactionSettings';
+import { openServices } from '../../../src/core/services';
+import { callTool } from '../helpers/memoryCall';
+import { tempHome, WASM_PATH } from '../helpers/tempStore';
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 function pick(alphabet: string, n: number): string {
@@ -78,5 +82,30 @@ describe('Redaction', () => {
     expect(await r.value({ user: 'bob', password: 'x9-abcdef', note: 'x9-abcdef' }, 'history')).toEqual({ user: 'bob', password: '[redacted: password]', note: 'x9-abcdef' });
     expect(await r.value({ subject: 'staging db', predicate: 'password', object: 'abc-1234' }, 'global')).toEqual({ subject: 'staging db', predicate: 'password', object: '[redacted: password]' });
     expect(await r.value({ subject: 'staging db', predicate: 'owner', object: 'abc-1234' }, 'global')).toEqual({ subject: 'staging db', predicate: 'owner', object: 'abc-1234' });
+  });
+});
+
+describe('redaction settings', () => {
+  it('take RECOLLECT_REDACTION_* over the host setting; patterns as a JSON array or one per line, scopes by commas', () => {
+    const setting = { extraPatterns: ['A-[0-9]+', 7], disabledScopes: ['project:x'] };
+    expect(redactionSettingsFrom(setting, {})).toEqual({ extraPatterns: ['A-[0-9]+'], disabledScopes: ['project:x'] });
+    expect(redactionSettingsFrom(setting, { RECOLLECT_REDACTION_EXTRA_PATTERNS: '["x{2,3}", "a,b"]', RECOLLECT_REDACTION_DISABLED_SCOPES: 'global, history' })).toEqual({ extraPatterns: ['x{2,3}', 'a,b'], disabledScopes: ['global', 'history'] });
+    expect(redactionSettingsFrom({}, { RECOLLECT_REDACTION_EXTRA_PATTERNS: 'one\n two \n' }).extraPatterns).toEqual(['one', 'two']);
+    expect(redactionSettingsFrom({ extraPatterns: 'not a list' }, {})).toEqual({ extraPatterns: [], disabledScopes: [] });
+  });
+
+  it('a scope switched off keeps what is written to it as written, read on each write, while other scopes are redacted', async () => {
+    let disabledScopes: string[] = [];
+    const s = await openServices({ home: tempHome('redaction-scope'), wasmPath: WASM_PATH }, { redaction: () => ({ extraPatterns: [], disabledScopes }) });
+    const token = githubToken();
+    const note = async (scope: string) => {
+      const saved = await callTool(s, 'remember_note', { text: `deploy token ${token}`, scope });
+      return (await callTool(s, 'read_memory', { id: saved.id })) as { text?: string; content?: string };
+    };
+    expect(JSON.stringify(await note('project:plain'))).toContain('deploy token [redacted: GitHub token]');
+    disabledScopes = ['project:plain'];
+    expect(JSON.stringify(await note('project:plain'))).toContain(`deploy token ${token}`);
+    expect(JSON.stringify(await note('global'))).toContain('deploy token [redacted: GitHub token]');
+    s.store.close();
   });
 });
