@@ -108,7 +108,7 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
   };
   const chapters = new ChaptersService(store, base.history);
   base.importer.onSessionImported((sessionId, events) => chapters.linkImported(sessionId, events));
-  const rules = new RulesService(store, new MachineIdentity(path.join(store.home, 'machine.json')));
+  const rules = new RulesService(store, new MachineIdentity(path.join(store.home, 'machine.json')), redaction);
   // The lcm model is read on every use, so a host may attach one after opening.
   const services: Services = { ...base, chapters, rules, languageModel: extras.languageModel, decisionModel: extras.decisionModel, lcm: new LcmService(store, base.history, { config: extras.lcm, model: () => services.languageModel }) };
   return services;

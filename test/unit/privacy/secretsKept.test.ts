@@ -78,6 +78,7 @@ beforeAll(async () => {
   await callTool(s, 'whats_new', {}, 'bob');
   const asked = await callTool(s, 'ask_agent', { to: 'bob', request: `deploy with password: ${PASSWORDS.asked} please` }, 'alice');
   expect(await callTool(s, 'answer_request', { id: asked.id, answer: `done; the new password is ${PASSWORDS.answered}` }, 'bob')).toMatchObject({ ok: true });
+  expect(await callTool(s, 'chapters_rule_propose', { text: `Release with the deploy token ${GITHUB_TOKEN} only.`, scope: 'project', project: tempHome('secrets-project') })).toMatchObject({ ok: true, text: expect.stringContaining('[redacted: GitHub token]') });
   expect(await callTool(s, 'write_error', { tool_name: 'git', symptom: 'push rejected: bad credentials', cause: `stale token ${GITHUB_TOKEN}`, action: `set password: ${PASSWORDS.error} in the keychain`, keywords: ['git', 'credentials'], outcome: 'resolved' })).toMatchObject({ ok: true, recorded: true });
 }, 60_000);
 
