@@ -14,7 +14,7 @@ export class TransferService {
   constructor(
     private readonly store: Store,
     private readonly vault: VaultService,
-    redaction?: Redaction,
+    private readonly redaction?: Redaction,
   ) {
     this.imports = new ImportService(store, vault, redaction);
   }
@@ -39,6 +39,6 @@ export class TransferService {
   }
 
   restore(document: string) {
-    return importExport(this.store, this.vault, document);
+    return importExport(this.store, this.vault, document, this.redaction);
   }
 }

@@ -1,4 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Redaction } from '../../../src/core/privacy/redaction';
 import { redactionSettingsFrom } from '../../../src/core/privacy/redactionSettings';
@@ -107,5 +109,35 @@ describe('redaction settings', () => {
     expect(JSON.stringify(await note('project:plain'))).toContain(`deploy token ${token}`);
     expect(JSON.stringify(await note('global'))).toContain('deploy token [redacted: GitHub token]');
     s.store.close();
+  });
+});
+
+describe('recollect restore of an export that holds secrets', () => {
+  it('journals its facts, entries and notes redacted', async () => {
+    const password = 'r3st0red-' + pick(ALNUM, 8);
+    const token = githubToken();
+    // Written where redaction was off, as an export made before redaction would be.
+    const plain = await openServices({ home: tempHome('restore-from'), wasmPath: WASM_PATH }, { redaction: { extraPatterns: [], disabledScopes: ['global', 'history'] } });
+    await callTool(plain, 'save_memory', { subject: 'staging db', predicate: 'password', object: password });
+    await callTool(plain, 'remember_note', { text: `release token ${token}` });
+    fs.writeFileSync(path.join(plain.memory.vault.root, 'keys.md'), `# Keys\n\npassword: ${password}\n`);
+    let document = '';
+    for (let page: Record<string, unknown> = await callTool(plain, 'export_memory', {}); ; page = await callTool(plain, 'export_memory', { section: page.nextSection, offset: page.nextItem })) {
+      document += String(page.document);
+      if (page.nextSection === undefined) break;
+    }
+    plain.store.close();
+    expect(document).toContain(password);
+    expect(document).toContain(token);
+
+    const home = tempHome('restore-to');
+    const restored = await openServices({ home, wasmPath: WASM_PATH });
+    expect(await restored.transfer.restore(document)).toMatchObject({ ok: true, restored: { facts: 1, entries: 1, notes: 1 } });
+    restored.store.close();
+    const files = fs.readdirSync(home, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && !e.name.endsWith('.br'));
+    const all = files.map((e) => fs.readFileSync(path.join(e.parentPath, e.name), 'latin1')).join('\n');
+    expect(all.includes(password) || all.includes(token)).toBe(false);
+    expect(all).toContain('release token [redacted: GitHub token]');
+    expect(all).toContain('password: [redacted: password]');
   });
 });
