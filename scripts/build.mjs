@@ -79,7 +79,8 @@ for (const t of nodeTargets) {
 }
 if (!only || only.has('cli') || only.has('extension')) {
   // The engine's binary pieces, loaded from beside the bundle: sql.js's wasm, and RE2's (lcm_grep's
-  // regex engine), which re2-wasm's loader looks for as re2.wasm in the bundle's own folder.
+  // regex engine and extra redaction patterns), which re2-wasm's loader looks for as re2.wasm in the
+  // bundle's own folder.
   fs.copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(root, 'dist/sql-wasm.wasm'));
   fs.copyFileSync(path.join(root, 'node_modules/re2-wasm/build/wasm/re2.wasm'), path.join(root, 'dist/re2.wasm'));
 }

@@ -9,7 +9,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const vsix = path.join(root, 'recollect.vsix');
 execFileSync('npx', ['vsce', 'package', '--no-dependencies', '--allow-missing-repository', '--out', vsix], { cwd: root, stdio: 'inherit' });
 const listing = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n').filter(Boolean);
-const must = ['extension/package.json', 'extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/server.js', 'extension/dist/compactWorker.js', 'extension/dist/sql-wasm.wasm'];
+const must = ['extension/package.json', 'extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/server.js', 'extension/dist/compactWorker.js', 'extension/dist/sql-wasm.wasm', 'extension/dist/re2.wasm'];
 const missing = must.filter((f) => !listing.includes(f));
 const leaked = listing.filter((f) => /^extension\/(src|test|bench|scripts|node_modules)\//.test(f) || f.endsWith('.map'));
 if (missing.length || leaked.length) {

@@ -21,6 +21,8 @@ import { RecallService } from './memory/recall/recallService';
 import type { EmbeddingConfig } from './memory/semantic/embeddingClient';
 import { SemanticService } from './memory/semantic/semanticService';
 import { VaultService } from './memory/vault/vaultService';
+import { Redaction, type RedactionSettings } from './privacy/redaction';
+import { redactionSettingsFrom } from './privacy/redactionSettings';
 import { ResultWriter, type ResultSink } from './results/resultWriter';
 import { RequestService } from './requests/requestService';
 import { requestsModule } from './requests/requestsSchema';
@@ -65,6 +67,8 @@ export interface Services {
   recall: RecallService;
   /** export_memory, preview/apply/undo_import and `recollect restore`. */
   transfer: TransferService;
+  /** Replaces secrets by placeholders on every write path (imports, memory, vault files, the tool-call log). */
+  redaction: Redaction;
 }
 
 /** What only some hosts have: a language model, and (in tests) smaller DAG settings. */
@@ -76,31 +80,35 @@ export interface ServiceExtras {
   embeddings?: EmbeddingConfig | { missing: string } | undefined;
   /** ask_agent's hourly limit, or where to read it on each ask (VS Code's setting); default: RECOLLECT_ASK_LIMIT, else 30. */
   askLimitPerHour?: number | (() => number) | undefined;
+  /** Extra patterns and scopes without redaction, or where to read them on each write (VS Code's settings); default: RECOLLECT_REDACTION_* from the environment. */
+  redaction?: RedactionSettings | (() => RedactionSettings) | undefined;
 }
 
 export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: ServiceExtras = {}): Promise<Services> {
   const store = await Store.open({ ...opts, modules: STORE_MODULES });
   const semantic = new SemanticService(store, extras.embeddings);
-  const vault = new VaultService(store, semantic);
+  const redaction = new Redaction(extras.redaction ?? redactionSettingsFrom(), (problem) => store.warnings.push(problem));
+  const vault = new VaultService(store, semantic, redaction);
   const activity = new ActivityLog(store.home, () => store.now);
   const base = {
     store,
     activity,
-    memory: new MemoryService(store, vault, semantic),
+    redaction,
+    memory: new MemoryService(store, vault, semantic, redaction),
     recall: new RecallService(store, vault, semantic),
     browse: new MemoryBrowse(store),
     history: new HistoryService(store),
-    importer: new HistoryImporter(store),
+    importer: new HistoryImporter(store, redaction),
     forget: new ForgetService(store, activity),
-    errors: new ErrorService(store),
+    errors: new ErrorService(store, redaction),
     guides: new GuideService(),
     results: new ResultWriter({ fallbackDirectory: path.join(store.home, 'results') }),
-    requests: new RequestService(store, extras.askLimitPerHour === undefined ? {} : { askLimitPerHour: extras.askLimitPerHour }),
-    transfer: new TransferService(store, vault),
+    requests: new RequestService(store, { redaction, ...(extras.askLimitPerHour === undefined ? {} : { askLimitPerHour: extras.askLimitPerHour }) }),
+    transfer: new TransferService(store, vault, redaction),
   };
   const chapters = new ChaptersService(store, base.history);
   base.importer.onSessionImported((sessionId, events) => chapters.linkImported(sessionId, events));
-  const rules = new RulesService(store, new MachineIdentity(path.join(store.home, 'machine.json')));
+  const rules = new RulesService(store, new MachineIdentity(path.join(store.home, 'machine.json')), redaction);
   // The lcm model is read on every use, so a host may attach one after opening.
   const services: Services = { ...base, chapters, rules, languageModel: extras.languageModel, decisionModel: extras.decisionModel, lcm: new LcmService(store, base.history, { config: extras.lcm, model: () => services.languageModel }) };
   return services;

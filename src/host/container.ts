@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { embeddingConfigFromEnv } from '../core/memory/semantic/embeddingClient';
+import { redactionSettingsFrom } from '../core/privacy/redactionSettings';
 import { askLimitFrom } from '../core/requests/requestService';
 import { openServices, type Services } from '../core/services';
 import { resolveStoreHome } from '../core/store/home';
@@ -49,6 +50,8 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     embeddings,
     // Read on each ask, so a changed setting applies without a reload.
     askLimitPerHour: () => askLimitFrom(config().get<number>('requests.askLimitPerHour')),
+    // Read on each write too, so a pattern added or a scope switched off applies to the next one.
+    redaction: () => redactionSettingsFrom({ extraPatterns: config().get('redaction.extraPatterns'), disabledScopes: config().get('redaction.disabledScopes') }),
   });
   services.then(
     (s) => {

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { DEFAULT_SCOPE } from '../memory/scope';
+import { Redaction } from '../privacy/redaction';
 import { refuse, type Refusal } from '../refusal';
 import { searchFts, snippets } from '../search/ftsSearch';
 import type { Store } from '../store/store';
@@ -68,18 +70,23 @@ export function errorHash(toolName: string, symptom: string, action: string): { 
  * only ever returns fixes that worked.
  */
 export class ErrorService implements ErrorMemory {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly redaction: Redaction = new Redaction(),
+  ) {}
 
-  async write(input: WriteErrorInput, client: string) {
-    if (input.outcome !== 'resolved') {
+  async write(given: WriteErrorInput, client: string) {
+    if (given.outcome !== 'resolved') {
       return {
         ok: true as const,
         recorded: false,
         stored: false,
-        outcome: input.outcome,
-        note: `outcome=${input.outcome} is accepted but not stored: error memory keeps only fixes that worked. Record it again with outcome=resolved once a fix is confirmed.`,
+        outcome: given.outcome,
+        note: `outcome=${given.outcome} is accepted but not stored: error memory keeps only fixes that worked. Record it again with outcome=resolved once a fix is confirmed.`,
       };
     }
+    // Errors have no scope of their own: they are global memory. The hash is of the redacted text, as it is what is kept.
+    const input = { ...given, ...(await this.redaction.value({ symptom: given.symptom, action: given.action, cause: given.cause, keywords: given.keywords }, DEFAULT_SCOPE)) };
     const fields: [string, string | undefined][] = [['tool_name', input.tool_name], ['symptom', input.symptom], ['action', input.action], ['cause', input.cause]];
     input.keywords.forEach((k, i) => fields.push([`keywords.${i}`, k]));
     for (const [field, value] of fields) {

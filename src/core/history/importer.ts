@@ -11,6 +11,8 @@ import { deleteUnreferencedBlobs } from './blobReferences';
 import type { ExcludeGlobs } from './excludeGlobs';
 import { isForgotten } from './forgetOps';
 import { ImportPipeline, Landing } from './importPipeline';
+import { Redaction } from '../privacy/redaction';
+import { redactSessions } from './sessionRedaction';
 import type { PendingSyncs } from './pendingSyncs';
 
 /** Text kept inline (and indexed) per event; the whole text of anything longer goes to the blob store. */
@@ -56,7 +58,10 @@ export function runIdOf(sessionId: string, runKey: string): string {
 export class HistoryImporter {
   private readonly listeners: SessionImportListener[] = [];
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly redaction: Redaction = new Redaction(),
+  ) {}
 
   /** Lets another aggregate react to a session's newly journaled events (chapters links a chat that opened with a child's marker). */
   onSessionImported(listener: SessionImportListener): void {
@@ -80,9 +85,9 @@ export class HistoryImporter {
       }
       if (excluded(p)) continue;
       if (stat.isDirectory()) {
-        for (const file of walkTranscriptFiles(p, excluded)) await pipeline.add(this.readFile(file, report, false, seen));
+        for (const file of walkTranscriptFiles(p, excluded)) await pipeline.add(await this.readFile(file, report, false, seen));
       } else {
-        await pipeline.add(this.readFile(p, report, true, seen));
+        await pipeline.add(await this.readFile(p, report, true, seen));
       }
     }
     await pipeline.finish();
@@ -92,17 +97,17 @@ export class HistoryImporter {
   /** `named`: the person pointed at this file, so a file we cannot read as a transcript is a problem, not noise. Resolves once its changes are on disk. */
   async importFile(file: string, report: ImportReport, named = true): Promise<void> {
     const pipeline: ImportPipeline<ReadFile> = new ImportPipeline((batch) => this.commitFiles(batch, report, pipeline.syncs));
-    await pipeline.add(this.readFile(file, report, named, new Set()));
+    await pipeline.add(await this.readFile(file, report, named, new Set()));
     await pipeline.finish();
   }
 
   /**
-   * Reads, parses and prepares one file, its large texts set writing to the blob store in the
-   * background; undefined when there is nothing to commit (unchanged, not a transcript). `seen`:
+   * Reads, parses, redacts and prepares one file, its large texts set writing to the blob store in
+   * the background; undefined when there is nothing to commit (unchanged, not a transcript). `seen`:
    * the files read earlier in this call, which count as unchanged when named again, since their
    * commit may not have run yet.
    */
-  private readFile(file: string, report: ImportReport, named: boolean, seen: Set<string>): ReadFile | undefined {
+  private async readFile(file: string, report: ImportReport, named: boolean, seen: Set<string>): Promise<ReadFile | undefined> {
     const abs = path.resolve(file);
     const stat = fs.statSync(abs);
     const known = queryRows(this.store.db, 'SELECT size, mtime_ms FROM import_files WHERE path = ?', [abs])[0];
@@ -134,7 +139,9 @@ export class HistoryImporter {
     const db = this.store.db;
     const kept = parsed.sessions.filter((s) => !isForgotten(db, sessionIdOf(s.source, s.externalId)));
     report.forgotten_sessions += parsed.sessions.length - kept.length;
-    const sessions = kept.map((session) => this.prepareSession(abs, session, putBlob));
+    // Before anything is prepared: the secret must reach neither a blob, nor the journal, nor the index.
+    const redacted = await redactSessions(kept, this.redaction);
+    const sessions = redacted.map((session) => this.prepareSession(abs, session, putBlob));
     return {
       sessions,
       sessionIds: sessions.map((p) => p.header.id),

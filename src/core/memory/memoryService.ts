@@ -12,6 +12,7 @@ import { MEMORY_FTS, type FactRemembered, type FactSaved } from './memorySchema'
 import { DEFAULT_SCOPE, scopeProblem } from './scope';
 import { SemanticService } from './semantic/semanticService';
 import { chunkRefs } from './recall/chunkRefs';
+import { Redaction } from '../privacy/redaction';
 import { timezoneProblem, VaultService } from './vault/vaultService';
 
 export interface FactInput {
@@ -58,6 +59,7 @@ export class MemoryService {
     private readonly store: Store,
     readonly vault: VaultService = new VaultService(store),
     private readonly semantic: SemanticService = new SemanticService(store),
+    private readonly redaction: Redaction = new Redaction(),
   ) {}
 
   async remember(input: RememberInput, client: string) {
@@ -75,15 +77,19 @@ export class MemoryService {
     return this.addNote(input.statement, input, client, null);
   }
 
-  async saveFact(input: FactInput, client: string, statement: string | null = null, timezone?: string) {
+  async saveFact(given: FactInput, client: string, givenStatement: string | null = null, timezone?: string) {
     for (const field of ['subject', 'predicate', 'object'] as const) {
-      const problem = textProblem(field, input[field]);
+      const problem = textProblem(field, given[field]);
       if (problem) return refuse(`${problem}. Nothing was saved.`);
-      if (!input[field].trim()) return refuse(`${field} is empty. Nothing was saved.`);
+      if (!given[field].trim()) return refuse(`${field} is empty. Nothing was saved.`);
     }
-    const scope = input.scope ?? DEFAULT_SCOPE;
+    const scope = given.scope ?? DEFAULT_SCOPE;
     const bad = scopeProblem(scope) ?? timezoneProblem(timezone);
     if (bad) return refuse(`${bad}. Nothing was saved.`);
+    // What is kept, and answered back, is the fact less its secrets (the value read after its predicate).
+    const redacted = await this.redaction.value({ subject: given.subject, predicate: given.predicate, object: given.object, statement: givenStatement }, scope);
+    const input: FactInput = { ...given, subject: redacted.subject, predicate: redacted.predicate, object: redacted.object };
+    const statement = redacted.statement;
     const source = input.source ?? client;
     const cites = input.cites ?? [];
 

@@ -1,5 +1,6 @@
 import { newId } from '../ids';
 import { DEFAULT_SCOPE, scopeProblem } from '../memory/scope';
+import { Redaction } from '../privacy/redaction';
 import { refuse, type Refusal } from '../refusal';
 import type { Store } from '../store/store';
 import { Conditions, queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
@@ -23,6 +24,8 @@ export interface RequestOptions {
    * VS Code setting the person may change while the window runs). Default: RECOLLECT_ASK_LIMIT, else 30.
    */
   askLimitPerHour?: number | (() => number);
+  /** Replaces the secrets in a request or an answer before it is recorded. */
+  redaction?: Redaction;
 }
 
 export interface AskInput {
@@ -82,6 +85,7 @@ export class RequestService {
   /** Which named connections have connected; every surface reports each call here. */
   readonly connections: Connections;
   private readonly feed: WhatsNew;
+  private readonly redaction: Redaction;
 
   constructor(
     private readonly store: Store,
@@ -91,6 +95,7 @@ export class RequestService {
     this.limit = typeof limit === 'function' ? limit : () => limit;
     this.connections = new Connections(store);
     this.feed = new WhatsNew(store);
+    this.redaction = options.redaction ?? new Redaction();
   }
 
   async whatsNew(input: WhatsNewInput, client: string) {
@@ -107,6 +112,7 @@ export class RequestService {
     const bad = problem ?? scopeProblem(scope);
     if (bad) return refuse(`${bad}. Nothing was recorded.`);
     const me = connectionKey(client);
+    const text = await this.redaction.text(input.request, scope);
 
     return this.store.commit((db) => {
       const at = this.store.now;
@@ -124,7 +130,7 @@ export class RequestService {
           ),
         };
       }
-      const op: RequestAsked = { op: 'requests.asked', at, id: `req-${newId(at)}`, from: client.trim(), fromKey: me, to: to.name, toKey: to.key, text: input.request, scope };
+      const op: RequestAsked = { op: 'requests.asked', at, id: `req-${newId(at)}`, from: client.trim(), fromKey: me, to: to.name, toKey: to.key, text, scope };
       return {
         op,
         result: {
@@ -192,6 +198,9 @@ export class RequestService {
     const problem = textProblem('answer', input.answer) ?? (input.answer.trim() ? undefined : 'answer is empty');
     if (problem) return refuse(`${problem}. Nothing was recorded.`);
     const me = connectionKey(client);
+    // An answer belongs to its request's scope (read again inside the commit; a request's scope never changes).
+    const asked = requestRow(this.store.db, input.id);
+    const answer = await this.redaction.text(input.answer, asked ? String(asked.scope) : DEFAULT_SCOPE);
     return this.store.commit((db) => {
       const row = requestRow(db, input.id);
       if (!row) return { result: refuse(`no request has the id "${input.id.slice(0, 80)}". Nothing was recorded.`) };
@@ -200,7 +209,7 @@ export class RequestService {
       }
       if (row.status === 'closed') return { result: refuse(`request ${input.id} was closed by "${String(row.closed_by)}" at ${iso(Number(row.closed_at))}; a closed request takes no answer. Nothing was recorded.`) };
       const at = this.store.now;
-      const op: RequestAnswered = { op: 'requests.answered', at, id: input.id, by: client.trim(), answer: input.answer };
+      const op: RequestAnswered = { op: 'requests.answered', at, id: input.id, by: client.trim(), answer };
       const previous = row.answered_at === null ? null : iso(Number(row.answered_at));
       return {
         op,

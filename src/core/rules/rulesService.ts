@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
+import { DEFAULT_SCOPE } from '../memory/scope';
+import { Redaction } from '../privacy/redaction';
 import { refuse, type Refusal } from '../refusal';
 import { searchFts } from '../search/ftsSearch';
 import type { Store } from '../store/store';
@@ -60,11 +62,14 @@ export class RulesService {
   constructor(
     private readonly store: Store,
     readonly machine: MachineIdentity,
+    private readonly redaction: Redaction = new Redaction(),
   ) {}
 
-  async propose(input: ProposeInput, client: string): Promise<{ ok: true; text: string; id: string; status: RuleStatus; duplicate: boolean } | Refusal> {
-    const problem = textProblem('text', input.text) ?? (input.rationale === undefined ? undefined : textProblem('rationale', input.rationale));
+  async propose(given: ProposeInput, client: string): Promise<{ ok: true; text: string; id: string; status: RuleStatus; duplicate: boolean } | Refusal> {
+    const problem = textProblem('text', given.text) ?? (given.rationale === undefined ? undefined : textProblem('rationale', given.rationale));
     if (problem) return refuse(`${problem}. Nothing was proposed.`);
+    // A rule is not in a memory scope; its text is read as global memory. Its id is of the text as kept.
+    const input = { ...given, ...(await this.redaction.value({ text: given.text, rationale: given.rationale }, DEFAULT_SCOPE)) };
     const text = input.text.trim();
     if (!text) return refuse('the rule text is blank. Nothing was proposed.');
     if (text.length > RULE_TEXT_MAX) return refuse(`the rule is ${text.length} characters, over the ${RULE_TEXT_MAX} limit; a rule is one convention in a few sentences. Nothing was proposed.`, { limit: RULE_TEXT_MAX, used: text.length, unit: 'characters' });

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ToolCall } from '../activity/activityLog';
+import { HISTORY_SCOPE } from '../privacy/redaction';
 import { refuse, type Refusal } from '../refusal';
 import type { Services } from '../services';
 import { WriteRefusedError } from '../store/errors';
@@ -39,7 +40,8 @@ export async function invokeTool(tool: ToolDefinition, raw: unknown, services: S
 /** The activity log is for a person to look at, not memory: failing to record a call must not fail it. */
 async function noteActivity(services: Services, call: ToolCall): Promise<void> {
   try {
-    await services.activity.record(call);
+    // The log keeps what was asked and answered less its secrets (a remembered password, a token in a command), redacted before it is excerpted.
+    await services.activity.record(await services.redaction.value(call, HISTORY_SCOPE));
   } catch {
     // Deliberately ignored (see above).
   }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { parseFrontMatter } from '../memory/vault/frontMatter';
 import { retireMemory } from '../memory/vault/retirement';
-import { absolutePath } from '../memory/vault/vaultLayout';
+import { absolutePath, classifyPath } from '../memory/vault/vaultLayout';
+import { Redaction } from '../privacy/redaction';
 import type { VaultService } from '../memory/vault/vaultService';
 import { sha256 } from '../memory/vault/vaultState';
 import { writeFileSynced } from '../memory/vault/vaultWriter';
@@ -28,12 +29,15 @@ export class ImportService {
   constructor(
     private readonly store: Store,
     private readonly vault: VaultService,
+    private readonly redaction: Redaction = new Redaction(),
   ) {}
 
   async preview(input: PreviewInput & { stage?: boolean | undefined }, client: string) {
     const now = this.store.now;
-    const checked = checkBatch(input, now);
-    if (isRefusal(checked)) return checked;
+    const given = checkBatch(input, now);
+    if (isRefusal(given)) return given;
+    // Staged files sit in the journal until applied: their secrets are replaced before that.
+    const checked = { ...given, files: await this.redactFiles(given.files) };
     const plan = this.plan(checked.files);
     const report = {
       label: input.label,
@@ -54,6 +58,15 @@ export class ImportService {
       return { op, result: undefined };
     });
     return { ok: true as const, staged: true as const, batchId: id, expires_at: iso(now + APPLY_WINDOW_MS), ...report };
+  }
+
+  private async redactFiles(files: readonly StagedFile[]): Promise<StagedFile[]> {
+    const out: StagedFile[] = [];
+    for (const f of files) {
+      const place = classifyPath(f.target);
+      out.push({ ...f, markdown: await this.redaction.text(f.markdown, 'problem' in place ? 'global' : place.scope) });
+    }
+    return out;
   }
 
   async apply(batchId: string) {

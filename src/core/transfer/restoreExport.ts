@@ -5,6 +5,7 @@ import { absolutePath, classifyPath, listVaultFiles } from '../memory/vault/vaul
 import type { MemoryRetired } from '../memory/vault/vaultSchema';
 import type { VaultService } from '../memory/vault/vaultService';
 import { appendEntryFile, removeEntryFile, writeFileSynced } from '../memory/vault/vaultWriter';
+import { Redaction } from '../privacy/redaction';
 import { refuse, type Refusal } from '../refusal';
 import type { Store } from '../store/store';
 import { queryRows, queryScalar } from '../store/sqlite';
@@ -23,7 +24,7 @@ import { parseDocument, type ParsedItem } from './exportFormat';
  * reproduced: an entry's `edited_at` (its edited text is restored as the text), and internal
  * record ids of note files (a note's id is its path).
  */
-export async function importExport(store: Store, vault: VaultService, document: string): Promise<Refusal | object> {
+export async function importExport(store: Store, vault: VaultService, document: string, redaction: Redaction = new Redaction()): Promise<Refusal | object> {
   const parsed = parseDocument(document);
   if ('problem' in parsed) return refuse(`not a renor-export/v1 document: ${parsed.problem}. Nothing was restored.`);
   const db = store.db;
@@ -36,6 +37,10 @@ export async function importExport(store: Store, vault: VaultService, document: 
   const facts = parsed.items.filter((i) => i.kind === 'fact').sort(byTime('recorded_at'));
   const entries = parsed.items.filter((i) => i.kind === 'entry').sort(byTime('created_at'));
   const notes = parsed.items.filter((i) => i.kind === 'note');
+  // An export written before redaction may hold secrets: facts and entries are journaled from it
+  // directly, so they are redacted here; notes are files, redacted when they are indexed.
+  for (const f of facts) Object.assign(f.meta, await redaction.value({ subject: f.meta.subject, predicate: f.meta.predicate, object: f.meta.object, statement: f.meta.statement }, str(f.meta.scope)));
+  for (const e of entries) e.meta.text = await redaction.text(str(e.meta.text), str(e.meta.scope));
 
   for (const f of facts) {
     const m = f.meta;

@@ -1,4 +1,5 @@
 import type { VaultService } from '../memory/vault/vaultService';
+import type { Redaction } from '../privacy/redaction';
 import type { Store } from '../store/store';
 import type { Section } from './exportFormat';
 import { exportPage, EXPORT_PAGE_TOKENS } from './exportPages';
@@ -13,8 +14,9 @@ export class TransferService {
   constructor(
     private readonly store: Store,
     private readonly vault: VaultService,
+    private readonly redaction?: Redaction,
   ) {
-    this.imports = new ImportService(store, vault);
+    this.imports = new ImportService(store, vault, redaction);
   }
 
   /** One page of the export. Unindexed edits are indexed first, so the export holds what the vault holds. */
@@ -37,6 +39,6 @@ export class TransferService {
   }
 
   restore(document: string) {
-    return importExport(this.store, this.vault, document);
+    return importExport(this.store, this.vault, document, this.redaction);
   }
 }

@@ -14,6 +14,8 @@ import type { FileStat } from './vaultSchema';
 import { StaleMonitor, vaultVersion, type VaultChange } from './vaultState';
 import { appendEntryFile } from './vaultWriter';
 import { WriteRefusedError } from '../../store/errors';
+import { Redaction } from '../../privacy/redaction';
+import { redactVaultFiles } from './vaultRedaction';
 
 export interface EntryInput {
   text: string;
@@ -51,6 +53,7 @@ export class VaultService {
   constructor(
     private readonly store: Store,
     private readonly semantic?: SemanticService,
+    private readonly redaction: Redaction = new Redaction(),
   ) {
     this.root = vaultRoot(store.home);
     this.monitor = new StaleMonitor(store, this.root);
@@ -77,8 +80,9 @@ export class VaultService {
     const scope = input.scope ?? DEFAULT_SCOPE;
     const bad = scopeProblem(scope) ?? timezoneProblem(input.timezone);
     if (bad) return refuse(`${bad}. Nothing was saved.`);
+    const text = await this.redaction.text(input.text, scope);
     const decided = await this.store.commit((db) => {
-      const entry = this.decideEntry(db, input, client, factId, this.store.now);
+      const entry = this.decideEntry(db, { ...input, text }, client, factId, this.store.now);
       return { op: entry.op, result: entry, undo: entry.undo };
     });
     this.entryCommitted(decided);
@@ -150,6 +154,8 @@ export class VaultService {
   }
 
   private async indexChanges(changes: readonly VaultChange[], listed: readonly { path: string; size: number }[]): Promise<IndexTally> {
+    // A secret a person typed into a note is replaced in the file itself before it is read for the index.
+    await redactVaultFiles(this.root, changes, this.redaction);
     const sizes = new Map(listed.map((f) => [f.path, f.size]));
     const tally = emptyTally();
     let batch: VaultChange[] = [];
