@@ -17,7 +17,7 @@ import { MemoryBrowse } from './memory/memoryBrowse';
 import { MemoryService } from './memory/memoryService';
 import { memoryModule } from './memory/memorySchema';
 import { RecallService } from './memory/recall/recallService';
-import type { EmbeddingConfig } from './memory/semantic/embeddingClient';
+import { semanticConfigFrom, type SemanticConfig } from './memory/semantic/semanticConfig';
 import { SemanticService } from './memory/semantic/semanticService';
 import { VaultService } from './memory/vault/vaultService';
 import { ResultWriter, type ResultSink } from './results/resultWriter';
@@ -60,6 +60,8 @@ export interface Services {
   decisionModel?: DecisionModel | undefined;
   /** get_context, search_memory, search_history, lookup_entity, memory_map, read_memory, retire/restore. */
   recall: RecallService;
+  /** Recall by meaning: the vectors of memories and chat messages, indexed in the background; `nearest` ranks them. */
+  semantic: SemanticService;
   /** export_memory, preview/apply/undo_import and `recollect restore`. */
   transfer: TransferService;
 }
@@ -69,19 +71,27 @@ export interface ServiceExtras {
   languageModel?: LanguageModelPort | undefined;
   decisionModel?: DecisionModel | undefined;
   lcm?: Partial<LcmConfig> | undefined;
-  /** The embedding endpoint (a VS Code setting, a test's stand-in server); default: RECOLLECT_EMBEDDINGS_* from the environment. */
-  embeddings?: EmbeddingConfig | { missing: string } | undefined;
+  /**
+   * The embedding model: the bundled one (`bundledModel(distDir)`), an OpenAI-compatible
+   * endpoint, or `{ missing }` for none. Default: an endpoint named by RECOLLECT_EMBEDDINGS_URL,
+   * else the bundled model beside the sql.js wasm (off, with the reason, where it is not there).
+   */
+  embeddings?: SemanticConfig | undefined;
+  /** Index new memories and chat messages in the background as they are written (default true). */
+  semanticBackground?: boolean | undefined;
   /** ask_agent's hourly limit, or where to read it on each ask (VS Code's setting); default: RECOLLECT_ASK_LIMIT, else 30. */
   askLimitPerHour?: number | (() => number) | undefined;
 }
 
 export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: ServiceExtras = {}): Promise<Services> {
   const store = await Store.open({ ...opts, modules: STORE_MODULES });
-  const semantic = new SemanticService(store, extras.embeddings);
+  const semantic = new SemanticService(store, extras.embeddings ?? semanticConfigFrom(process.env, {}, path.dirname(opts.wasmPath)));
+  if (extras.semanticBackground ?? true) semantic.startBackground();
   const vault = new VaultService(store, semantic);
   const base = {
     store,
     activity: new ActivityLog(store.home, () => store.now),
+    semantic,
     memory: new MemoryService(store, vault, semantic),
     recall: new RecallService(store, vault, semantic),
     browse: new MemoryBrowse(store),

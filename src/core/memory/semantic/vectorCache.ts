@@ -1,71 +1,125 @@
 import type { Store } from '../../store/store';
-import { queryRows, queryScalar } from '../../store/sqlite';
+import { queryRows, queryScalar, type Database } from '../../store/sqlite';
+import type { Corpus } from './semanticSchema';
+import { decodeVector, unit } from './vectorCodec';
 
+/** One model's vectors of one corpus, back to back, one slot per key. */
 interface Loaded {
-  version: string;
-  keys: string[];
-  /** Unit-length vectors back to back, so ranking is one dot product per memory. */
-  matrix: Float32Array;
+  db: Database;
+  /** The store version this reflects (`Store.version`): unchanged means nothing to read. */
+  version: number;
+  /** The highest embeddings row id read: every later row is new. */
+  maxId: number;
+  /** `embeddings_gone` when loaded: a change means some key lost its vector. */
+  gone: number;
   dims: number;
+  keys: string[];
+  slot: Map<string, number>;
+  codes: Int8Array;
+  factors: Float32Array;
+}
+
+export interface Ranked {
+  key: string;
+  similarity: number;
 }
 
 /**
- * The kept vectors of one model in one flat, normalised matrix, rebuilt only when the
- * embeddings table changed. Blobs are read from disk once per rebuild; at 20k memories of 768
- * dimensions the matrix is 60 MB and a full ranking a few milliseconds.
+ * The kept vectors in memory, read from the blobs once and then only as they change: rows
+ * past the highest id seen are added (a key embedded again overwrites its slot), and a key
+ * that lost its vector, the only change ids do not show, makes the next use read everything
+ * again. A new database object (a rebuild, a compaction's swap) also reads everything.
  */
 export class VectorCache {
   private loaded = new Map<string, Loaded>();
 
   constructor(private readonly store: Store) {}
 
-  rank(model: string, query: Float32Array): { key: string; similarity: number }[] {
-    const m = this.load(model);
-    if (!m || m.dims !== query.length) return [];
-    const q = normalised(query);
-    const out = new Array<{ key: string; similarity: number }>(m.keys.length);
-    for (let i = 0, base = 0; i < m.keys.length; i++, base += m.dims) {
+  /** How many keys of `corpus` have a vector of `model`. */
+  size(model: string, corpus: Corpus): number {
+    return this.sync(model, corpus)?.keys.length ?? 0;
+  }
+
+  /** The `limit` keys most similar to `query` (cosine, best first; ties by key). */
+  top(model: string, corpus: Corpus, query: Float32Array, limit: number): Ranked[] {
+    const m = this.sync(model, corpus);
+    if (!m || m.dims !== query.length || limit <= 0) return [];
+    const q = unit(query);
+    const dims = m.dims;
+    const n = m.keys.length;
+    const codes = m.codes;
+    const factors = m.factors;
+    // Bounded selection: the best `limit` so far in ascending order, so the worst is at 0.
+    const bestIdx: number[] = [];
+    const bestSim: number[] = [];
+    for (let i = 0, base = 0; i < n; i++, base += dims) {
       let dot = 0;
-      for (let d = 0; d < m.dims; d++) dot += (m.matrix[base + d] as number) * (q[d] as number);
-      out[i] = { key: m.keys[i] as string, similarity: dot };
+      for (let d = 0; d < dims; d++) dot += (codes[base + d] as number) * (q[d] as number);
+      const sim = dot * (factors[i] as number);
+      if (bestIdx.length === limit && sim <= (bestSim[0] as number)) continue;
+      let at = 0;
+      while (at < bestSim.length && (bestSim[at] as number) < sim) at++;
+      bestSim.splice(at, 0, sim);
+      bestIdx.splice(at, 0, i);
+      if (bestIdx.length > limit) {
+        bestSim.shift();
+        bestIdx.shift();
+      }
     }
+    const out: Ranked[] = [];
+    for (let j = bestIdx.length - 1; j >= 0; j--) out.push({ key: m.keys[bestIdx[j] as number] as string, similarity: bestSim[j] as number });
     return out.sort((a, b) => b.similarity - a.similarity || (a.key < b.key ? -1 : 1));
   }
 
-  private load(model: string): Loaded | undefined {
+  private sync(model: string, corpus: Corpus): Loaded | undefined {
     const db = this.store.db;
-    const version = String(queryScalar(db, "SELECT count(*) || ':' || coalesce(max(rowid), 0) FROM embeddings WHERE model = ?", [model]) ?? '');
-    const cached = this.loaded.get(model);
-    if (cached?.version === version) return cached;
-    const rows = queryRows(db, 'SELECT key, blob, idx, dims FROM embeddings WHERE model = ? ORDER BY key', [model]);
-    const dims = Number(rows[0]?.dims ?? 0);
-    const blobs = new Map<string, Float32Array | undefined>();
-    const keys: string[] = [];
-    const matrix = new Float32Array(rows.length * dims);
+    const version = this.store.version;
+    const name = `${model}\u0000${corpus}`;
+    const had = this.loaded.get(name);
+    if (had && had.db === db && had.version === version) return had;
+    const gone = Number(queryScalar(db, 'SELECT n FROM embeddings_gone') ?? 0);
+    const m = had && had.db === db && had.gone === gone ? had : fresh(db, gone);
+    m.version = version;
+    const rows = queryRows(db, 'SELECT id, key, blob, idx, dims FROM embeddings WHERE model = ? AND corpus = ? AND id > ? ORDER BY id', [model, corpus, m.maxId]);
+    const blobs = new Map<string, Uint8Array | undefined>();
     for (const r of rows) {
-      if (Number(r.dims) !== dims) continue; // a model whose size changed: only the first size is ranked
+      m.maxId = Math.max(m.maxId, Number(r.id));
+      const dims = Number(r.dims);
+      if (!m.dims) m.dims = dims;
+      if (dims !== m.dims) continue; // a model whose size changed: only the first size is ranked
       const hash = String(r.blob);
-      if (!blobs.has(hash)) {
-        const bytes = this.store.blobs.get(hash);
-        blobs.set(hash, bytes ? new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) : undefined);
+      if (!blobs.has(hash)) blobs.set(hash, this.store.blobs.get(hash) ?? undefined);
+      const blob = blobs.get(hash);
+      const v = blob ? decodeVector(blob, dims, Number(r.idx)) : undefined;
+      if (!v) continue;
+      const key = String(r.key);
+      let at = m.slot.get(key);
+      if (at === undefined) {
+        at = m.keys.length;
+        m.keys.push(key);
+        m.slot.set(key, at);
+        grow(m, m.keys.length);
       }
-      const all = blobs.get(hash);
-      const at = Number(r.idx) * dims;
-      if (!all || at + dims > all.length) continue;
-      matrix.set(normalised(all.subarray(at, at + dims)), keys.length * dims);
-      keys.push(String(r.key));
+      m.codes.set(v.codes, at * dims);
+      m.factors[at] = v.factor;
     }
-    const loaded = { version, keys, matrix: matrix.subarray(0, keys.length * dims), dims };
-    this.loaded.set(model, loaded);
-    return loaded;
+    this.loaded.set(name, m);
+    return m;
   }
 }
 
-function normalised(v: Float32Array): Float32Array {
-  let sum = 0;
-  for (let i = 0; i < v.length; i++) sum += (v[i] as number) * (v[i] as number);
-  const norm = Math.sqrt(sum) || 1;
-  const out = new Float32Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = (v[i] as number) / norm;
-  return out;
+function fresh(db: Database, gone: number): Loaded {
+  return { db, version: -1, maxId: 0, gone, dims: 0, keys: [], slot: new Map(), codes: new Int8Array(0), factors: new Float32Array(0) };
+}
+
+/** Room for `count` vectors, doubling so that adding one at a time stays linear. */
+function grow(m: Loaded, count: number): void {
+  if (m.factors.length >= count) return;
+  const cap = Math.max(1024, m.factors.length * 2, count);
+  const codes = new Int8Array(cap * m.dims);
+  codes.set(m.codes);
+  const factors = new Float32Array(cap);
+  factors.set(m.factors);
+  m.codes = codes;
+  m.factors = factors;
 }
