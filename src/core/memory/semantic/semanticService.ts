@@ -6,7 +6,7 @@ import { semanticConfigFrom, type SemanticConfig } from './semanticConfig';
 import { itemCount, missing, missingCount, resolveKeys, type Todo } from './semanticCorpora';
 import type { Corpus, EmbeddingsStored } from './semanticSchema';
 import { encodeVectors, VECTOR_ENCODING } from './vectorCodec';
-import { VectorCache } from './vectorCache';
+import { VectorCache, type RankingOptions } from './vectorCache';
 
 export type { Corpus } from './semanticSchema';
 
@@ -106,10 +106,11 @@ export class SemanticService {
   constructor(
     private readonly store: Store,
     config: SemanticConfig = semanticConfigFrom(process.env, {}, __dirname),
+    ranking?: RankingOptions,
   ) {
     if ('missing' in config) this.missingReason = config.missing;
     else this.embedder = 'local' in config ? new LocalEmbedder(config) : new EmbeddingClient(config);
-    this.vectors = new VectorCache(store);
+    this.vectors = new VectorCache(store, ranking);
     store.onClose(() => this.close());
   }
 
