@@ -100,6 +100,7 @@ export class SemanticService {
   private failedAt: number | undefined;
   private lastError: string | undefined;
   private closed = false;
+  private warmed = false;
   private readonly listeners = new Set<(p: IndexProgress) => void>();
   private running: { memory: CorpusProgress; history: CorpusProgress } | undefined;
 
@@ -171,6 +172,13 @@ export class SemanticService {
   /** Starts a background pass now if the store changed since the last one. */
   kick(): void {
     if (this.closed || this.pass || !this.embedder) return;
+    if (!this.warmed) {
+      // The first ranking after an open reads every kept vector (about a second for 70,000):
+      // done here, between tool calls, rather than inside the first search.
+      this.warmed = true;
+      this.vectors.size(this.embedder.model, 'memory');
+      this.vectors.size(this.embedder.model, 'history');
+    }
     if (this.failedAt !== undefined && this.store.now - this.failedAt < RETRY_MS) return;
     this.store.refresh();
     if (this.store.version === this.seenVersion) return;

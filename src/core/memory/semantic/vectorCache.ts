@@ -1,7 +1,7 @@
 import type { Store } from '../../store/store';
 import { queryRows, queryScalar, type Database } from '../../store/sqlite';
 import type { Corpus } from './semanticSchema';
-import { decodeVector, unit } from './vectorCodec';
+import { bytesPerVector, unit } from './vectorCodec';
 
 /** One model's vectors of one corpus, back to back, one slot per key. */
 interface Loaded {
@@ -83,31 +83,42 @@ export class VectorCache {
     const gone = Number(queryScalar(db, 'SELECT n FROM embeddings_gone') ?? 0);
     const m = had && had.db === db && had.gone === gone ? had : fresh(db, gone);
     m.version = version;
-    const rows = queryRows(db, 'SELECT id, key, blob, idx, dims FROM embeddings WHERE model = ? AND corpus = ? AND id > ? ORDER BY id', [model, corpus, m.maxId]);
-    const blobs = new Map<string, Uint8Array | undefined>();
-    for (const r of rows) {
-      m.maxId = Math.max(m.maxId, Number(r.id));
-      const dims = Number(r.dims);
+    // One row per blob, its keys and positions as JSON arrays: reading 70,000 rows one by one
+    // costs sql.js seconds, the grouped read a fraction. A key has one row at a time (the
+    // applier deletes the older ones), so the order of rows does not matter within a read.
+    const groups = queryRows(
+      db,
+      `SELECT blob, dims, max(id) AS max_id, json_group_array(key) AS keys, json_group_array(idx) AS idxs
+         FROM embeddings WHERE model = ? AND corpus = ? AND id > ? GROUP BY blob, dims ORDER BY max(id)`,
+      [model, corpus, m.maxId],
+    );
+    for (const g of groups) {
+      m.maxId = Math.max(m.maxId, Number(g.max_id));
+      const dims = Number(g.dims);
       if (!m.dims) m.dims = dims;
       if (dims !== m.dims) continue; // a model whose size changed: only the first size is ranked
-      const hash = String(r.blob);
-      if (!blobs.has(hash)) blobs.set(hash, this.store.blobs.get(hash) ?? undefined);
-      const blob = blobs.get(hash);
-      const v = blob ? decodeVector(blob, dims, Number(r.idx)) : undefined;
-      if (!v) continue;
-      const key = String(r.key);
-      let at = m.slot.get(key);
-      if (at === undefined) {
-        at = m.keys.length;
-        m.keys.push(key);
-        m.slot.set(key, at);
-        grow(m, m.keys.length);
-      }
-      m.codes.set(v.codes, at * dims);
-      m.factors[at] = v.factor;
-      const words = (dims + 31) >> 5;
-      m.signs.fill(0, at * words, (at + 1) * words);
-      for (let d = 0; d < dims; d++) if ((v.codes[d] as number) > 0) m.signs[at * words + (d >> 5)] = ((m.signs[at * words + (d >> 5)] as number) | (1 << (d & 31))) >>> 0;
+      const blob = this.store.blobs.get(String(g.blob));
+      if (!blob) continue;
+      const keys = JSON.parse(String(g.keys)) as string[];
+      const idxs = JSON.parse(String(g.idxs)) as number[];
+      const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+      const codes = new Int8Array(blob.buffer, blob.byteOffset, blob.byteLength);
+      const per = bytesPerVector(dims);
+      keys.forEach((key, j) => {
+        const from = (idxs[j] as number) * per;
+        if (from + per > blob.byteLength) return;
+        let at = m.slot.get(key);
+        if (at === undefined) {
+          at = m.keys.length;
+          m.keys.push(key);
+          m.slot.set(key, at);
+          grow(m, m.keys.length);
+        }
+        const own = codes.subarray(from + 4, from + per);
+        m.codes.set(own, at * dims);
+        m.factors[at] = view.getFloat32(from, true);
+        packSigns(own, m.signs, at * ((dims + 31) >> 5));
+      });
     }
     this.loaded.set(name, m);
     return m;
@@ -131,6 +142,17 @@ function grow(m: Loaded, count: number): void {
   m.codes = codes;
   m.factors = factors;
   m.signs = signs;
+}
+
+/** One bit a dimension, set where the code is positive, into `out` from word `at`. */
+function packSigns(codes: Int8Array, out: Uint32Array, at: number): void {
+  const dims = codes.length;
+  for (let w = 0, d = 0; d < dims; w++) {
+    let word = 0;
+    // (-c) >>> 31 is 1 exactly where c > 0: no branch in a loop run for every dimension of every vector.
+    for (let b = 0; b < 32 && d < dims; b++, d++) word |= (-(codes[d] as number) >>> 31) << b;
+    out[at + w] = word >>> 0;
+  }
 }
 
 /** The cosine of unit `q` with vector `i` as stored. */
