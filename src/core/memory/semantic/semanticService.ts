@@ -5,6 +5,7 @@ import { LocalEmbedder } from './localModel';
 import { semanticConfigFrom, type SemanticConfig } from './semanticConfig';
 import { itemCount, missing, missingCount, resolveKeys, type Todo } from './semanticCorpora';
 import type { Corpus, EmbeddingsStored } from './semanticSchema';
+import { queryScalar, type Database } from '../../store/sqlite';
 import { encodeVectors, VECTOR_ENCODING } from './vectorCodec';
 import { VectorCache, type RankingOptions } from './vectorCache';
 
@@ -182,7 +183,15 @@ export class SemanticService {
     if (this.failedAt !== undefined && this.store.now - this.failedAt < RETRY_MS) return;
     this.store.refresh();
     if (this.store.version === this.seenVersion) return;
-    this.pass = this.runPass().finally(() => (this.pass = undefined));
+    this.pass = this.runPass()
+      .catch((err: unknown) => {
+        // A pass cut short (the store closed under it) loses nothing: what it did not commit is found missing next time.
+        if (!this.closed) {
+          this.lastError = err instanceof Error ? err.message : String(err);
+          this.failedAt = this.store.now;
+        }
+      })
+      .finally(() => (this.pass = undefined));
   }
 
   /** Resolves when no background pass is running (tests, the eval, the bench). */
@@ -347,8 +356,12 @@ export class SemanticService {
       const dims = vectors[0]?.length ?? 0;
       const blob = this.store.blobs.put(encodeVectors(vectors, dims));
       // Vectors are derived: a line lost to a crash before the next fsync is only recomputed.
-      await this.store.commit(() => {
-        const op: EmbeddingsStored = { op: 'memory.embeddings.stored', at: this.store.now, model: e.model, dims, encoding: VECTOR_ENCODING, blob, items: todo.map((t) => ({ key: t.key, textHash: t.hash })) };
+      await this.store.commit((latest) => {
+        // Another process (the MCP server beside the extension) may have stored the same vectors
+        // meanwhile; the line is then left out. (Items keep their blob positions, so it is all or none.)
+        const items = todo.map((t) => ({ key: t.key, textHash: t.hash }));
+        if (items.every((t) => hasVector(latest, t.key, e.model, t.textHash))) return { result: undefined };
+        const op: EmbeddingsStored = { op: 'memory.embeddings.stored', at: this.store.now, model: e.model, dims, encoding: VECTOR_ENCODING, blob, items };
         return { op, result: undefined };
       }, { durable: false });
       if (this.running) {
@@ -383,4 +396,8 @@ export class SemanticService {
       ...(this.lastError ? { error: this.lastError } : {}),
     };
   }
+}
+
+function hasVector(db: Database, key: string, model: string, hash: string): boolean {
+  return queryScalar(db, 'SELECT 1 FROM embeddings WHERE key = ? AND model = ? AND text_hash = ?', [key, model, hash]) !== undefined;
 }
