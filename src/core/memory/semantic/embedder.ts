@@ -12,6 +12,11 @@ export interface Embedder {
   /** How many memories a search embeds before it answers (the rest are indexed in the background). */
   readonly searchBackfill: number;
   /**
+   * Texts per background batch (one journal line and blob each). A search waits for the batch
+   * in flight, so a slow model takes small ones.
+   */
+  readonly indexBatch: number;
+  /**
    * One vector per text, in order. `priority` work (a query) goes ahead of bulk indexing.
    * Throws with a reason a person can act on.
    */

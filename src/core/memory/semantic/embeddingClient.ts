@@ -52,6 +52,7 @@ export class EmbeddingClient implements Embedder {
   readonly provider = 'endpoint' as const;
   /** A remote model answers a batch in one round trip, so a search can afford to fill in more. */
   readonly searchBackfill = 256;
+  readonly indexBatch = EMBED_BATCH;
 
   constructor(readonly config: EmbeddingConfig) {
     this.endpoint = endpointOf(config.url);

@@ -61,6 +61,8 @@ export class LocalEmbedder implements Embedder {
   readonly model = LOCAL_MODEL;
   readonly provider = 'local' as const;
   readonly searchBackfill = 16;
+  /** About a second of the model's work on a quiet machine. */
+  readonly indexBatch = 16;
   private worker: Worker | undefined;
   private readonly queue: Pending[] = [];
   private inFlight: { id: number; job: Pending } | undefined;

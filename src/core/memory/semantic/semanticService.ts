@@ -16,8 +16,6 @@ const PROBE_TTL_MS = 60_000;
 const PROBE_TIMEOUT_MS = 10_000;
 const QUERY_TIMEOUT_MS = 15_000;
 const BATCH_TIMEOUT_MS = 120_000;
-/** Texts per journal line and blob: the background indexer commits this many at a time. */
-const INDEX_BATCH = 32;
 /** How often the background indexer looks for new writes (one stat when nothing changed). */
 const POLL_MS = 2_000;
 /** After a failed batch the background indexer waits this long before trying again. */
@@ -208,7 +206,7 @@ export class SemanticService {
     if (!e) return { embedded: 0, remaining: 0, error: this.missingReason };
     let embedded = 0;
     while (embedded < max && !this.closed) {
-      const step = await this.batch(corpora, Math.min(INDEX_BATCH, max - embedded), priority);
+      const step = await this.batch(corpora, Math.min(this.embedder?.indexBatch ?? 1, max - embedded), priority);
       if (step.error) return { embedded, remaining: this.remaining(corpora), error: step.error };
       if (!step.embedded) break;
       embedded += step.embedded;
@@ -315,7 +313,7 @@ export class SemanticService {
     this.running = { memory, history };
     try {
       while (!this.closed) {
-        const step = await this.batch(['memory', 'history'], INDEX_BATCH, false);
+        const step = await this.batch(['memory', 'history'], e.indexBatch, false);
         if (step.error) {
           this.failedAt = this.store.now;
           break;
