@@ -77,7 +77,11 @@ export interface ServiceExtras {
    * else the bundled model beside the sql.js wasm (off, with the reason, where it is not there).
    */
   embeddings?: SemanticConfig | undefined;
-  /** Index new memories and chat messages in the background as they are written (default true). */
+  /**
+   * Index new memories and chat messages in the background as they are written: on in the
+   * long-lived hosts (the extension, `recollect mcp`, `recollect serve`), off by default so a
+   * one-off command, a test, the eval or the bench never runs the model unasked.
+   */
   semanticBackground?: boolean | undefined;
   /** ask_agent's hourly limit, or where to read it on each ask (VS Code's setting); default: RECOLLECT_ASK_LIMIT, else 30. */
   askLimitPerHour?: number | (() => number) | undefined;
@@ -86,7 +90,7 @@ export interface ServiceExtras {
 export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: ServiceExtras = {}): Promise<Services> {
   const store = await Store.open({ ...opts, modules: STORE_MODULES });
   const semantic = new SemanticService(store, extras.embeddings ?? semanticConfigFrom(process.env, {}, path.dirname(opts.wasmPath)));
-  if (extras.semanticBackground ?? true) semantic.startBackground();
+  if (extras.semanticBackground) semantic.startBackground();
   const vault = new VaultService(store, semantic);
   const base = {
     store,

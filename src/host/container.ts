@@ -49,6 +49,7 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     languageModel: createLanguageModelPort(context, log),
     decisionModel: createDecisionModel(context, log),
     embeddings,
+    semanticBackground: true,
     // Read on each ask, so a changed setting applies without a reload.
     askLimitPerHour: () => askLimitFrom(config().get<number>('requests.askLimitPerHour')),
   });

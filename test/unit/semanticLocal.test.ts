@@ -9,6 +9,7 @@ import type { IndexProgress } from '../../src/core/memory/semantic/semanticServi
 import { openServices, type Services } from '../../src/core/services';
 import { queryScalar } from '../../src/core/store/sqlite';
 import { transcriptFixtures } from './helpers/fixtures';
+import { connectMcp } from './helpers/mcpClient';
 import { callTool as call } from './helpers/memoryCall';
 import { tempHome, WASM_PATH } from './helpers/tempStore';
 
@@ -87,6 +88,26 @@ describe('semantic recall with the bundled model', () => {
     const nearest = await s.semantic.nearest('feline health checkup', { corpus: 'memory', k: 2 });
     expect(nearest.ok && nearest.hits[0]?.key.startsWith('entry:')).toBe(true);
     expect(nearest.ok && typeof nearest.hits[0]?.docid).toBe('number');
+  });
+
+  it('recollect mcp indexes what it is told to remember in the background, and the vectors serve the next process', async () => {
+    const home = tempHome('semantic-mcp');
+    const mcp = await connectMcp(home, 'vitest-agent', { env: { RECOLLECT_EMBEDDINGS_URL: '' } });
+    try {
+      for (const statement of NOTES) expect(await mcp.call('remember', { statement })).toMatchObject({ ok: true });
+      let status: Record<string, unknown> = {};
+      const deadline = Date.now() + 90_000;
+      do {
+        await new Promise((r) => setTimeout(r, 250));
+        status = await mcp.call('memory_status', {});
+      } while (Date.now() < deadline && (status.embeddings as { indexed?: number } | undefined)?.indexed !== 4);
+      expect(status).toMatchObject({ semantic: true, embeddings: { provider: 'local', model: LOCAL_MODEL, indexed: 4, total: 4 } });
+    } finally {
+      await mcp.close();
+    }
+    // Another process finds all four indexed: the server stored them, nothing is recomputed.
+    const s = await openLocal(home);
+    expect(s.semantic.progress()).toMatchObject({ indexed: 4, total: 4 });
   });
 
   it('chat_history match=semantic finds imported messages by meaning, bounded by time_range', async () => {
