@@ -61,12 +61,20 @@ export interface Resolved {
 
 const list = (n: number) => Array.from({ length: n }, () => '?').join(',');
 
+/** Keys per look-up: SQLite takes at most 32,766 bound values in one statement. */
+const RESOLVE_CHUNK = 500;
+
 export function resolveKeys(db: Database, corpus: Corpus, model: string, keys: readonly string[]): Map<string, Resolved> {
   const out = new Map<string, Resolved>();
+  for (let i = 0; i < keys.length; i += RESOLVE_CHUNK) resolveChunk(db, corpus, model, keys.slice(i, i + RESOLVE_CHUNK), out);
+  return out;
+}
+
+function resolveChunk(db: Database, corpus: Corpus, model: string, keys: readonly string[], out: Map<string, Resolved>): void {
   const num = (v: SqlValue | undefined) => (v === null || v === undefined ? null : Number(v));
   if (corpus === 'history') {
     const ids = keys.map((k) => Number(k.slice(6)));
-    if (!ids.length) return out;
+    if (!ids.length) return;
     // A vector is for the event's text only while its hash is the event's (an id may be reused, a message re-imported).
     const rows = queryRows(
       db,
@@ -76,7 +84,7 @@ export function resolveKeys(db: Database, corpus: Corpus, model: string, keys: r
       [...ids, model],
     );
     for (const r of rows) out.set(`event:${Number(r.id)}`, { key: `event:${Number(r.id)}`, docid: Number(r.id), scope: String(r.source), at: num(r.created_at), historical: false });
-    return out;
+    return;
   }
   const entries = keys.filter((k) => k.startsWith('entry:'));
   const facts = keys.filter((k) => k.startsWith('fact:')).map((k) => k.slice(5));
@@ -107,5 +115,4 @@ export function resolveKeys(db: Database, corpus: Corpus, model: string, keys: r
       }
     }
   }
-  return out;
 }
