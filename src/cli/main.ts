@@ -14,6 +14,8 @@ import { DEFAULT_PORT, startHttpServer } from './httpServer';
 import { ensureToken } from './httpToken';
 import { serveMcpStdio } from './mcpServer';
 import { EVAL_USAGE, evalCommand } from './eval/evalCommand';
+import { ExcludeGlobs } from '../core/history/excludeGlobs';
+import { FORGET_USAGE, parseForgetArgs, runForget } from './forgetCommand';
 
 declare const __RECOLLECT_VERSION__: string;
 const VERSION = typeof __RECOLLECT_VERSION__ === 'string' ? __RECOLLECT_VERSION__ : '0.0.0-dev';
@@ -24,7 +26,9 @@ const EXIT = { answered: 0, usage: 2, refused: 3, failed: 1 } as const;
 const USAGE = `recollect — durable local memory for coding agents
 
   recollect tool <name> '<json input>'   call one tool, print its JSON result
-  recollect import <file-or-folder>...   import chat transcripts (VS Code, Copilot, Claude Code, Codex)
+  recollect import <file-or-folder>... [--exclude <glob>]...
+                                         import chat transcripts (VS Code, Copilot, Claude Code, Codex);
+                                         --exclude leaves matching files and folders out (as recollect.history.exclude)
   recollect tools                        list the tools
   recollect activity [--limit N] [--json]  Recollect's own recent tool calls, newest first (default 50)
   recollect mcp [--name <name>]          serve the tools over MCP (stdio); --name names this connection
@@ -33,6 +37,8 @@ const USAGE = `recollect — durable local memory for coding agents
                                          /mcp?name=<name> (or header X-Recollect-Connection) names its connection
   recollect manifest                     print contributes.languageModelTools
   recollect restore <export.md>          read an export_memory document (pages concatenated) into an empty store
+  recollect forget --session <id> | --workspace <folder> | --before <date>
+                                         forget imported history everywhere, on disk too (--help: more)
   recollect eval <file>...               recall@5/@10 of get_context, search_text and a BM25 baseline on
                                          LongMemEval or LoCoMo files (each conversation in a fresh temp store)
 
@@ -44,13 +50,14 @@ async function main(argv: string[]): Promise<number> {
     case 'tool':
       setWasmCompilation('one-shot');
       return withServices((s) => runTool(s, rest[0], rest[1]));
-    case 'import':
-      if (!rest.length) {
-        process.stderr.write('usage: recollect import <file-or-folder>...\n');
+    case 'import': {
+      const { paths, globs } = splitExcludes(rest);
+      if (!paths.length || globs.includes('')) {
+        process.stderr.write('usage: recollect import <file-or-folder>... [--exclude <glob>]...\n');
         return EXIT.usage;
       }
       return withServices(async (s) => {
-        const report = await s.importer.importPaths(rest);
+        const report = await s.importer.importPaths(paths, undefined, new ExcludeGlobs(globs));
         // The summary DAG catches up with what was imported (and anything an earlier run left unbuilt).
         const summaries = await s.lcm.buildAll();
         // A one-off process: nothing long-lived may open this store soon to seal the journal
@@ -60,6 +67,7 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(JSON.stringify({ ...report, summaries }, null, 2) + '\n');
         return EXIT.answered;
       });
+    }
     case 'restore': {
       const file = rest[0];
       if (!file) return usage('recollect restore <export.md>');
@@ -69,6 +77,19 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(JSON.stringify(report, null, 2) + '\n');
         return isRefusal(report) ? EXIT.refused : EXIT.answered;
       });
+    }
+    case 'forget': {
+      // A person's act, so a command of its own and never a tool a model could call.
+      if (rest[0] === '--help') {
+        process.stdout.write(FORGET_USAGE + '\n');
+        return EXIT.answered;
+      }
+      const request = parseForgetArgs(rest);
+      if (request.kind === 'usage') {
+        process.stderr.write(`recollect forget: ${request.reason}\n`);
+        return usage(FORGET_USAGE);
+      }
+      return withServices(async (s) => ((await runForget(s, request, (t) => process.stdout.write(t))) ? EXIT.answered : EXIT.refused));
     }
     case 'eval':
       if (!rest.length) return usage(EVAL_USAGE);
@@ -168,6 +189,17 @@ function option(args: string[], flag: string): string | undefined | null {
   if (i === -1) return undefined;
   const value = args[i + 1];
   return value === undefined || value.startsWith('--') ? null : value;
+}
+
+/** `--exclude <glob>` pairs out of an argument list; a flag without its glob gives an empty one (a usage error). */
+function splitExcludes(args: string[]): { paths: string[]; globs: string[] } {
+  const paths: string[] = [];
+  const globs: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--exclude') globs.push(args[++i] ?? '');
+    else paths.push(args[i] as string);
+  }
+  return { paths, globs };
 }
 
 function usage(line: string): number {

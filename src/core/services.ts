@@ -5,6 +5,7 @@ import { chaptersModule } from './chapters/chaptersSchema';
 import { errorModule } from './errors/errorSchema';
 import { ErrorService, type ErrorMemory } from './errors/errorService';
 import { GuideService, type GuideSource } from './guides/guides';
+import { ForgetService } from './history/forgetService';
 import { HistoryImporter } from './history/importer';
 import { historyModule } from './history/historySchema';
 import { HistoryService } from './history/historyService';
@@ -43,6 +44,8 @@ export interface Services {
   browse: MemoryBrowse;
   history: HistoryService;
   importer: HistoryImporter;
+  /** A person's forgetting of imported sessions and retention of raw tool outputs (commands and the CLI only: no tool offers it). */
+  forget: ForgetService;
   errors: ErrorMemory;
   guides: GuideSource;
   results: ResultSink;
@@ -92,15 +95,17 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
   const semantic = new SemanticService(store, extras.embeddings ?? semanticConfigFrom(process.env, {}, path.dirname(opts.wasmPath)));
   if (extras.semanticBackground) semantic.startBackground();
   const vault = new VaultService(store, semantic);
+  const activity = new ActivityLog(store.home, () => store.now);
   const base = {
     store,
-    activity: new ActivityLog(store.home, () => store.now),
+    activity,
     semantic,
     memory: new MemoryService(store, vault, semantic),
     recall: new RecallService(store, vault, semantic),
     browse: new MemoryBrowse(store),
     history: new HistoryService(store),
     importer: new HistoryImporter(store),
+    forget: new ForgetService(store, activity),
     errors: new ErrorService(store),
     guides: new GuideService(),
     results: new ResultWriter({ fallbackDirectory: path.join(store.home, 'results') }),

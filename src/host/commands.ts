@@ -9,6 +9,7 @@ import type { Services } from '../core/services';
 import { MCP_FORMAT_LABELS, mcpCommand, type McpCommandFormat } from './mcpCommand';
 import type { StatusBar } from './statusBar';
 import { formatBytes, storeSizeOnDisk } from './storeSize';
+import { forgetCommands } from './forgetCommands';
 import { exportMemoryCommand, importMemoryCommand } from './transferCommands';
 
 interface CommandDeps {
@@ -50,6 +51,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     },
     'recollect.showActivity': () => showActivity(deps, activity),
     'recollect.rebuildIndex': () => rebuildIndex(deps),
+    ...forgetCommands(deps),
     'recollect.exportMemory': (arg?: unknown) => exportMemoryCommand(deps, arg),
     'recollect.importMemory': () => importMemoryCommand(deps),
     'recollect.copyMcpCommand': (format?: unknown) => copyMcpCommand(deps, typeof format === 'string' && format in MCP_FORMAT_LABELS ? (format as McpCommandFormat) : 'shell'),

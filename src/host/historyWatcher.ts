@@ -2,7 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { ExcludeGlobs } from '../core/history/excludeGlobs';
 import { emptyReport, type ImportReport } from '../core/history/importer';
+import type { ToolOutputRetention } from '../core/history/retention';
 import { agentTranscriptRoots, vscodeTranscriptRoots, type SourceSwitch, type TranscriptRoot } from '../core/history/locations';
 import type { Services } from '../core/services';
 import type { StatusBar } from './statusBar';
@@ -11,6 +13,8 @@ import type { StatusBar } from './statusBar';
 const LARGE_IMPORT_FILES = 50;
 const RESCAN_MS = 30_000;
 const DEBOUNCE_MS = 1_500;
+/** Retention cut-offs move once a day (retention.ts), so it is looked at about as often. */
+const RETENTION_EVERY_MS = 6 * 60 * 60 * 1000;
 
 /**
  * Imports transcripts in the background: at start, whenever a watched folder changes, and on
@@ -23,6 +27,8 @@ export class HistoryWatcher implements vscode.Disposable {
   private debounce: NodeJS.Timeout | undefined;
   private first = true;
   private summariesStarted = false;
+  private retainedAt = 0;
+  private retainedSetting = '';
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -89,6 +95,22 @@ export class HistoryWatcher implements vscode.Disposable {
     );
   }
 
+  /** Drops raw tool outputs past their source's retention (a setting change is acted on at once); a failure is logged, never thrown into the import. */
+  private async retain(services: Services, setting: ToolOutputRetention): Promise<void> {
+    const key = JSON.stringify(setting);
+    if (key === this.retainedSetting && Date.now() - this.retainedAt < RETENTION_EVERY_MS) return;
+    this.retainedSetting = key;
+    this.retainedAt = Date.now();
+    try {
+      for (const r of await services.forget.applyRetention(setting)) {
+        this.log.info(`retention: the text of ${r.outputs} raw tool outputs was dropped (${r.blobs_deleted} blob files deleted); their events and summaries stay`);
+        for (const w of r.warnings) this.log.warn(`retention: ${w}`);
+      }
+    } catch (err) {
+      this.log.warn(`retention: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   dispose(): void {
     if (this.debounce) clearTimeout(this.debounce);
     for (const d of this.disposables) d.dispose();
@@ -97,7 +119,9 @@ export class HistoryWatcher implements vscode.Disposable {
   private async run(): Promise<ImportReport> {
     const services = await this.services;
     const roots = this.roots().map((r) => r.path);
-    const work = () => services.importer.importPaths(roots, emptyReport());
+    const config = vscode.workspace.getConfiguration('recollect.history');
+    const exclude = new ExcludeGlobs(config.get<string[]>('exclude') ?? []);
+    const work = () => services.importer.importPaths(roots, emptyReport(), exclude);
     const before = services.history.counts();
     const report = this.first && before.sessions === 0
       ? await this.status.during('Importing chat history', Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Recollect: importing chat history…' }, work)))
@@ -109,6 +133,7 @@ export class HistoryWatcher implements vscode.Disposable {
     for (const p of report.problems.slice(0, 20)) this.log.warn(`import: ${p.file}${p.line ? `:${p.line}` : ''}: ${p.reason}`);
     if (report.events) this.log.info(`import: ${report.events} new events in ${report.sessions} sessions`);
     if (report.events || !this.summariesStarted) this.buildSummaries(services);
+    await this.retain(services, config.get<ToolOutputRetention>('retention.toolOutputDays') ?? {});
     // An import that added nothing changes no figure; one that did also grew the store on disk.
     if (report.events || report.sessions) await this.status.refresh(true);
     return report;

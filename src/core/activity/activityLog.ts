@@ -70,6 +70,33 @@ export class ActivityLog {
     return { rows: rows.reverse().slice(0, Math.max(0, limit)), total: rows.length, unreadable };
   }
 
+  /**
+   * Removes the rows whose input or result excerpt names any of `terms` (a forgotten session's
+   * ids): a call that read a session quoted it here. Both files are rewritten under the rotation
+   * lock; a row another process appends in that instant may be lost, as a crash may lose one.
+   * Resolves to how many rows went.
+   */
+  async dropRowsNaming(terms: readonly string[]): Promise<number> {
+    const wanted = terms.filter((t) => t.length >= 6);
+    if (!wanted.length) return 0;
+    return this.lock.withLock(() => {
+      let dropped = 0;
+      for (const file of [this.previous, this.file]) {
+        const lines = readLines(file);
+        const kept = lines.filter((line) => {
+          const row = parseRow(line);
+          return !row || !wanted.some((t) => row.input.includes(t) || row.result.includes(t));
+        });
+        if (kept.length === lines.length) continue;
+        dropped += lines.length - kept.length;
+        const tmp = `${file}.tmp-${process.pid}`;
+        fs.writeFileSync(tmp, kept.map((l) => l + '\n').join(''), { mode: 0o600 });
+        fs.renameSync(tmp, file);
+      }
+      return dropped;
+    });
+  }
+
   /** Under a lock, so two processes past the limit at once do not both rename (the second would set aside a file of a row or two). */
   private async rotate(bytes: number): Promise<void> {
     await this.lock.withLock(() => {

@@ -4,6 +4,7 @@ import type { StoreModule } from '../store/schema';
 import type { Database } from '../store/sqlite';
 import type { EventKind, HistorySource } from './parsedSession';
 import { applySessionChange, applyWith, HISTORY_FTS, withStatements } from './sessionApply';
+import { applySessionsForgotten, applySessionsRemembered, applyToolOutputsDropped, FORGOTTEN_MIGRATION } from './forgetOps';
 import { applyRunsWithheld, WITHHELD_RUNS_MIGRATION } from './withheldRuns';
 
 export { HISTORY_FTS };
@@ -145,6 +146,7 @@ const MIGRATIONS = [
   ${createFtsTableSql(HISTORY_FTS, ['session_id', 'kind'])}
   `,
   WITHHELD_RUNS_MIGRATION,
+  FORGOTTEN_MIGRATION,
 ];
 
 function applySessionImported(db: Database, op: Operation): void {
@@ -189,5 +191,8 @@ export const historyModule: StoreModule = {
     'history.runs.withheld': applyRunsWithheld,
     'history.file.imported': applyFileImported,
     'history.files.imported': applyFilesImported,
+    'history.sessions.forgotten': applySessionsForgotten,
+    'history.sessions.remembered': applySessionsRemembered,
+    'history.tool_outputs.dropped': applyToolOutputsDropped,
   },
 };

@@ -7,6 +7,9 @@ import type { Database, Statement } from '../store/sqlite';
 import type { FileImported, FilesImported, SessionChange, SessionHeader, StoredEvent } from './historySchema';
 import type { ParsedEvent, ParsedSession, ParseProblem } from './parsedSession';
 import { detectTranscript, isSnapshotFormat } from './parsers/detect';
+import { deleteUnreferencedBlobs } from './blobReferences';
+import type { ExcludeGlobs } from './excludeGlobs';
+import { isForgotten } from './forgetOps';
 import { ImportPipeline, Landing } from './importPipeline';
 import type { PendingSyncs } from './pendingSyncs';
 
@@ -18,10 +21,14 @@ export interface ImportReport {
   files: number;
   unchanged_files: number;
   ignored_files: number;
+  /** Files and folders left out by `recollect.history.exclude` (a folder counts once). */
+  excluded: number;
   sessions: number;
   runs: number;
   events: number;
   skipped_lines: number;
+  /** Sessions in the files read that a person forgot: not imported again (see ForgetService.remember). */
+  forgotten_sessions: number;
   unknown_types: Record<string, number>;
   problems: ParseProblem[];
 }
@@ -30,7 +37,7 @@ export interface ImportReport {
 export type SessionImportListener = (sessionId: string, events: readonly StoredEvent[]) => Promise<void>;
 
 export function emptyReport(): ImportReport {
-  return { files: 0, unchanged_files: 0, ignored_files: 0, sessions: 0, runs: 0, events: 0, skipped_lines: 0, unknown_types: {}, problems: [] };
+  return { files: 0, unchanged_files: 0, ignored_files: 0, excluded: 0, sessions: 0, runs: 0, events: 0, skipped_lines: 0, forgotten_sessions: 0, unknown_types: {}, problems: [] };
 }
 
 export function sessionIdOf(source: string, externalId: string): string {
@@ -56,18 +63,24 @@ export class HistoryImporter {
     this.listeners.push(listener);
   }
 
-  /** Resolves once every file's changes are on disk. */
-  async importPaths(paths: readonly string[], report = emptyReport()): Promise<ImportReport> {
+  /** Resolves once every file's changes are on disk. `exclude`: files and folders never read (the setting recollect.history.exclude). */
+  async importPaths(paths: readonly string[], report = emptyReport(), exclude?: ExcludeGlobs): Promise<ImportReport> {
     const pipeline: ImportPipeline<ReadFile> = new ImportPipeline((batch) => this.commitFiles(batch, report, pipeline.syncs));
     const seen = new Set<string>();
+    const excluded = (p: string) => {
+      const out = !!exclude && exclude.excludes(path.resolve(p));
+      if (out) report.excluded++;
+      return out;
+    };
     for (const p of paths) {
       const stat = statOrUndefined(p);
       if (!stat) {
         report.problems.push({ file: p, reason: 'no such file or folder' });
         continue;
       }
+      if (excluded(p)) continue;
       if (stat.isDirectory()) {
-        for (const file of walkTranscriptFiles(p)) await pipeline.add(this.readFile(file, report, false, seen));
+        for (const file of walkTranscriptFiles(p, excluded)) await pipeline.add(this.readFile(file, report, false, seen));
       } else {
         await pipeline.add(this.readFile(p, report, true, seen));
       }
@@ -117,7 +130,11 @@ export class HistoryImporter {
       blobs.push(pending.durable);
       return pending.hash;
     };
-    const sessions = parsed.sessions.map((session) => this.prepareSession(abs, session, putBlob));
+    // A forgotten session's large texts must not come back as blobs either, so it is left out before anything is written.
+    const db = this.store.db;
+    const kept = parsed.sessions.filter((s) => !isForgotten(db, sessionIdOf(s.source, s.externalId)));
+    report.forgotten_sessions += parsed.sessions.length - kept.length;
+    const sessions = kept.map((session) => this.prepareSession(abs, session, putBlob));
     return {
       sessions,
       sessionIds: sessions.map((p) => p.header.id),
@@ -144,7 +161,8 @@ export class HistoryImporter {
       const existing = new ExistingKeys(db);
       let diffs: Diff[][];
       try {
-        diffs = batch.map((f) => f.sessions.map((prepared) => diffSession(existing.of(prepared.header.id), prepared, f.snapshot)));
+        // A session forgotten by another process since the file was read is left out here, on the latest state.
+        diffs = batch.map((f) => f.sessions.map((prepared) => (isForgotten(db, prepared.header.id) ? FORGOTTEN : diffSession(existing.of(prepared.header.id), prepared, f.snapshot))));
       } finally {
         existing.free();
       }
@@ -155,7 +173,14 @@ export class HistoryImporter {
       return { op, result: diffs.flat() };
     });
     await syncs.add(synced);
+    // Blobs written for a session forgotten meanwhile (by another process, after this file was read) are not left behind.
+    const orphans = batch.flatMap((f, i) => f.sessions.filter((_, j) => outcome[offsetOf(batch, i) + j] === FORGOTTEN).flatMap((p) => p.events.flatMap((e) => (e.blob ? [e.blob] : []))));
+    if (orphans.length) await deleteUnreferencedBlobs(this.store, orphans);
     for (const diff of outcome) {
+      if (diff === FORGOTTEN) {
+        report.forgotten_sessions++;
+        continue;
+      }
       report.sessions++;
       report.runs += diff.runs;
       report.events += diff.events;
@@ -234,6 +259,14 @@ interface ReadFile {
 
 type Diff = { runs: number; events: number; change?: SessionChange };
 
+/** Where file `i`'s sessions start in the batch's flat list of diffs. */
+function offsetOf(batch: readonly ReadFile[], i: number): number {
+  return batch.slice(0, i).reduce((n, f) => n + f.sessions.length, 0);
+}
+
+/** The diff of a session a person forgot: nothing is written. */
+const FORGOTTEN: Diff = { runs: 0, events: 0 };
+
 /**
  * Compares a prepared session with the keys and hashes the store holds for it (read inside the
  * commit, so on the latest state): only new or changed events are written, and for snapshot
@@ -278,8 +311,8 @@ class ExistingKeys {
   }
 }
 
-/** Transcript files under a folder: .json and .jsonl, skipping dependency and VCS folders. */
-export function* walkTranscriptFiles(root: string): Generator<string> {
+/** Transcript files under a folder: .json and .jsonl, skipping dependency and VCS folders and whatever `skip` names (a skipped folder is not entered). */
+export function* walkTranscriptFiles(root: string, skip: (file: string) => boolean = () => false): Generator<string> {
   const stack = [root];
   while (stack.length) {
     const dir = stack.pop() as string;
@@ -292,8 +325,8 @@ export function* walkTranscriptFiles(root: string): Generator<string> {
     for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (entry.name !== 'node_modules' && entry.name !== '.git') stack.push(full);
-      } else if (entry.isFile() && /\.jsonl?$/.test(entry.name)) {
+        if (entry.name !== 'node_modules' && entry.name !== '.git' && !skip(full)) stack.push(full);
+      } else if (entry.isFile() && /\.jsonl?$/.test(entry.name) && !skip(full)) {
         yield full;
       }
     }

@@ -36,8 +36,8 @@ export function withStatements(db: Database, fn: (st: Statements) => void): void
 /** `applySessionChange` on statements shared with the rest of the operation. */
 export function applyWith(st: Statements, change: SessionChange, at: number): void {
   const { session: s, upserts, removedKeys, runIds } = change;
-  // A session row is written before any of its events and never deleted, so a session with
-  // no row yet has no events either: none of its keys needs looking up.
+  // A session row is written before any of its events and deleted only with all of them (a
+  // forget), so a session with no row has no events either: none of its keys needs looking up.
   const known = st.row('SELECT 1 AS known FROM sessions WHERE id = ?', [s.id]) !== undefined;
   st.run(
     `INSERT INTO sessions(id, source, external_id, file, title, workspace, model, started_at, updated_at, parent_id)

@@ -147,6 +147,22 @@ export class BlobStore {
     return isHash(hash) ? this.plainPath(hash) + COMPRESSED_SUFFIX : undefined;
   }
 
+  /** Removes both forms of a blob; true when a file was there. The caller makes sure nothing names it any more. */
+  delete(hash: string): boolean {
+    if (!isHash(hash)) return false;
+    const plain = this.plainPath(hash);
+    let removed = false;
+    for (const file of [plain, plain + COMPRESSED_SUFFIX]) {
+      try {
+        fs.unlinkSync(file);
+        removed = true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+    }
+    return removed;
+  }
+
   has(hash: string): boolean {
     return this.encodingOf(hash) !== undefined;
   }

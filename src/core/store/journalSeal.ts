@@ -97,7 +97,7 @@ export async function sealJournal(opts: SealOptions): Promise<SealResult | undef
     return undefined;
   }
   const t1 = performance.now();
-  const swapped = await opts.lock.withLock(() => swap(opts, start, end, tmp, finalPath));
+  const swapped = await opts.lock.withLock(() => swap(opts, head, end, tmp, finalPath));
   if (!swapped) return undefined;
   removeDeadTemps(opts.sealedDir);
   removeDeadTemps(path.dirname(opts.journalPath));
@@ -117,11 +117,13 @@ export async function sealCovered(opts: SealOptions): Promise<SealResult | undef
 }
 
 /** Under the lock: nothing can be appended meanwhile, so the copied tail is the whole tail. */
-function swap(opts: SealOptions, start: number, end: number, tmp: string, finalPath: string): boolean {
+function swap(opts: SealOptions, read: LiveHead & { ino: number }, end: number, tmp: string, finalPath: string): boolean {
+  const start = read.base;
   const fd = fs.openSync(opts.journalPath, 'r');
   try {
     const now = readHead(fd, opts.journalPath);
-    if (now.base !== start || opts.cancelled?.() || !isSafe(opts)) {
+    // Another file at the path (a purge rewrote it: journalPurge.ts) may differ from the bytes the segment was built from.
+    if (now.base !== start || fs.fstatSync(fd).ino !== read.ino || opts.cancelled?.() || !isSafe(opts)) {
       fs.rmSync(tmp, { force: true });
       return false;
     }
@@ -168,21 +170,21 @@ function isSafe(opts: SealOptions): boolean {
   return verdict.safe;
 }
 
-function readHeadOf(file: string): LiveHead {
+function readHeadOf(file: string): LiveHead & { ino: number } {
   const fd = fs.openSync(file, 'r');
   try {
-    return readHead(fd, file);
+    return { ...readHead(fd, file), ino: fs.fstatSync(fd).ino };
   } finally {
     fs.closeSync(fd);
   }
 }
 
 /** The live file's bytes from just past its header; undefined if it was replaced or is too short. */
-async function readRange(file: string, expected: LiveHead, length: number): Promise<Buffer | undefined> {
+async function readRange(file: string, expected: LiveHead & { ino: number }, length: number): Promise<Buffer | undefined> {
   const handle = await fs.promises.open(file, 'r');
   try {
     const head = readHead(handle.fd, file);
-    if (head.base !== expected.base || head.headerLen !== expected.headerLen) return undefined;
+    if (head.base !== expected.base || head.headerLen !== expected.headerLen || fs.fstatSync(handle.fd).ino !== expected.ino) return undefined;
     const buf = Buffer.allocUnsafe(length);
     const { bytesRead } = await handle.read(buf, 0, length, head.headerLen);
     return bytesRead === length ? buf : undefined;

@@ -156,3 +156,78 @@ export function replaySegment(
   if (offset !== seg.end || pos !== lines.length) throw damaged('its lines do not add up to its range');
   return offset;
 }
+
+/**
+ * What a purge makes of one operation: `apply` gives the operation to keep in its place, `'drop'`
+ * to keep nothing of it (a `journal.purged` line stands in, so offsets and replay stay valid), or
+ * undefined to leave the line exactly as it is. Only a line whose JSON holds one of `mentions`
+ * (or a packed line, whose JSON cannot be seen without unpacking) is parsed and asked: parsing
+ * every line of a large journal is most of a purge's time otherwise.
+ */
+export interface Redact {
+  mentions: readonly string[];
+  apply(op: Operation): Operation | 'drop' | undefined;
+}
+
+const PACKED_FORMS = [Buffer.from('"brotli":"'), Buffer.from('"deflated":"')];
+
+/** Whether a stored or live line may hold something `redact` changes. */
+export function mayMention(line: Buffer, redact: Redact, packedToo: boolean): boolean {
+  if (packedToo && PACKED_FORMS.some((m) => line.includes(m))) return true;
+  return redact.mentions.some((m) => line.includes(m));
+}
+
+/** The operation that stands in for a line a purge dropped: every build's store skips it without a warning. */
+export const PURGED_OP = 'journal.purged';
+
+export function redactedJson(op: Operation, verdict: Operation | 'drop'): string {
+  return JSON.stringify(verdict === 'drop' ? { op: PURGED_OP, at: op.at } : verdict);
+}
+
+/**
+ * The segment with `redact` applied to each operation line that starts before `upTo`, compressed
+ * as a seal would; undefined when no line changed. Each line keeps its place in `lens` (a line's
+ * stored form need not be as long as its original bytes), so offsets are the same as before.
+ * A damaged segment is an error, as for replay: it is left alone for a person to restore.
+ */
+export async function redactSegment(seg: SegmentFile, upTo: number, redact: Redact, params: { quality: number; lgwin: number }): Promise<{ segment: Buffer; lines: number } | undefined> {
+  const body = brotliDecompressSync(fs.readFileSync(seg.file));
+  const headerEnd = body.indexOf(NEWLINE);
+  const header = JSON.parse(body.toString('utf8', 0, headerEnd)) as { lens: number[]; sha256: string; [key: string]: unknown };
+  const lines = body.subarray(headerEnd + 1);
+  if (createHash('sha256').update(lines).digest('hex') !== header.sha256) throw new StoreCorruptError(`sealed journal segment ${seg.file} is damaged (checksum mismatch); it was not purged`, seg.file);
+  const parts: Buffer[] = [];
+  const hash = createHash('sha256');
+  let changed = 0;
+  let offset = seg.start;
+  let pos = 0;
+  for (const len of header.lens) {
+    const nl = lines.indexOf(NEWLINE, pos);
+    let stored = lines.subarray(pos, nl);
+    pos = nl + 1;
+    const lineStart = offset;
+    offset += Math.abs(len);
+    if (lineStart < upTo && stored.length > 0 && mayMention(stored, redact, len > 0)) {
+      const op = len < 0 ? parseUnpacked(stored) : parseOperation(stored.toString('utf8'));
+      const verdict = op && typeof op !== 'string' ? redact.apply(op) : undefined;
+      if (op && typeof op !== 'string' && verdict) {
+        // Plain JSON reads back for either sign: parseUnpacked and parseOperation both take it.
+        stored = Buffer.from(redactedJson(op, verdict), 'utf8');
+        changed++;
+      }
+    }
+    parts.push(stored, NL);
+    hash.update(stored).update(NL);
+  }
+  if (!changed) return undefined;
+  const out = Buffer.concat([Buffer.from(`${JSON.stringify({ ...header, sha256: hash.digest('hex') })}\n`, 'utf8'), ...parts]);
+  const segment = await promisify(brotliCompress)(out, {
+    params: {
+      [zlibConstants.BROTLI_PARAM_QUALITY]: params.quality,
+      [zlibConstants.BROTLI_PARAM_LGWIN]: params.lgwin,
+      [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: out.length,
+    },
+  });
+  return { segment, lines: changed };
+}

@@ -5,6 +5,9 @@ import { FileLock } from './fileLock';
 import { WriteRefusedError } from './errors';
 import { Journal, type Operation } from './journal';
 import type { SealResult } from './journalSeal';
+import { PURGED_OP, type Redact } from './journalSegments';
+import { purgeJournal, type PurgeResult } from './journalPurge';
+import { sealingPossible } from './journalHolders';
 import { migrate, readMeta, writeMeta } from './schema';
 import { loadStore, OFFSET_KEY, PROBLEMS_KEY, STORE_FILES as FILES, type OpenAttempt, type StoreOptions } from './storeOpen';
 import { DatabaseFile } from './databaseFile';
@@ -273,6 +276,40 @@ export class Store {
     return { result, synced: this.journal.sync() };
   }
 
+  /**
+   * Runs `fn` under the cross-process lock on the caught-up database, for work that must not
+   * interleave with any process's write but journals nothing (deleting blob files no row names).
+   */
+  exclusive<T>(fn: (db: Database) => T): Promise<T> {
+    return this.lock.withLock(() => {
+      this.refresh();
+      return fn(this.database);
+    });
+  }
+
+  /**
+   * Rewrites the journal's lines before `upTo` (the end of the operation that asked for it) through
+   * `redact`, in sealed segments and the live file, without moving any offset (journalPurge.ts).
+   * Where the live file cannot be replaced safely (no /proc to rule out earlier builds), it says so.
+   */
+  async purgeJournal(redact: Redact, upTo: number): Promise<PurgeResult> {
+    const result = await purgeJournal({
+      journalPath: this.journal.path,
+      sealedDir: this.journal.sealedDir,
+      lock: this.lock,
+      upTo,
+      redact,
+      ...(sealingPossible() ? {} : { safety: () => ({ safe: false as const, reason: 'without /proc, processes of earlier builds holding the journal cannot be ruled out' }) }),
+    });
+    this.refresh(); // moves this process to the rewritten file
+    return result;
+  }
+
+  /** Whether a checkpoint can be written now (not after a line of a newer build was skipped). */
+  get canCheckpoint(): boolean {
+    return !this.sawUnknownOp;
+  }
+
   /** Exports the database to the snapshot file so the next open replays only the journal's tail. */
   checkpoint(): void {
     this.refresh();
@@ -460,6 +497,7 @@ export class Store {
   }
 
   private applyOne(op: Operation): void {
+    if (op.op === PURGED_OP) return; // a line a purge emptied (journalPurge.ts)
     const apply = this.appliers.get(op.op);
     if (!apply) {
       this.skippedLines++;
