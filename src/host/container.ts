@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { embeddingConfigFromEnv } from '../core/memory/semantic/embeddingClient';
+import { semanticConfigFrom } from '../core/memory/semantic/semanticConfig';
 import { redactionSettingsFrom } from '../core/privacy/redactionSettings';
 import { askLimitFrom } from '../core/requests/requestService';
 import { openServices, type Services } from '../core/services';
@@ -19,6 +19,7 @@ import { NotesLanguageClient } from './languageClient';
 import { registerMemoryView } from './memoryView';
 import { registerSessionHistory } from './historyPanel';
 import { registerRulesReview } from './rulesPanel';
+import { showSemanticProgress } from './semanticProgress';
 import { StatusBar } from './statusBar';
 import { registerToolSurface } from './toolSurface';
 
@@ -43,11 +44,13 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   const config = () => vscode.workspace.getConfiguration('recollect');
   const home = resolveStoreHome({ setting: config().get<string>('storePath') });
 
-  const embeddings = embeddingConfigFromEnv(process.env, { url: config().get<string>('embeddings.url'), model: config().get<string>('embeddings.model') });
-  const services = openServices({ home, wasmPath: path.join(context.extensionPath, 'dist', 'sql-wasm.wasm') }, {
+  const distDir = path.join(context.extensionPath, 'dist');
+  const embeddings = semanticConfigFrom(process.env, { url: config().get<string>('embeddings.url'), model: config().get<string>('embeddings.model') }, distDir);
+  const services = openServices({ home, wasmPath: path.join(distDir, 'sql-wasm.wasm') }, {
     languageModel: createLanguageModelPort(context, log),
     decisionModel: createDecisionModel(context, log),
     embeddings,
+    semanticBackground: true,
     // Read on each ask, so a changed setting applies without a reload.
     askLimitPerHour: () => askLimitFrom(config().get<number>('requests.askLimitPerHour')),
     // Read on each write too, so a pattern added or a scope switched off applies to the next one.
@@ -59,6 +62,9 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
       for (const w of s.store.warnings) log.warn(w);
       if (s.store.warnings.length) void vscode.window.showWarningMessage(`Recollect: ${s.store.warnings[0]}`, 'Show Log').then((pick) => pick && log.show());
       context.subscriptions.push({ dispose: () => s.store.close() });
+      context.subscriptions.push(showSemanticProgress(s, log));
+      const sem = s.semantic.state();
+      log.info(sem.model ? `semantic recall: ${sem.provider} model ${sem.model} (${sem.source})` : `semantic recall is off: ${sem.reason}`);
     },
     (err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);

@@ -51,7 +51,7 @@ describe('get_context', () => {
       if (r.next() < 0.3) input.include_history = true;
       if (r.next() < 0.2) input.scope = r.pick(['global', 'project:web']);
       // The tool's own schema, then its handler: the path every surface takes, minus the activity log.
-      const reply = s.recall.getContext(getContextTool.input.parse(input)) as Record<string, unknown>;
+      const reply = (await s.recall.getContext(getContextTool.input.parse(input))) as Record<string, unknown>;
       expect(reply.ok, JSON.stringify(input)).toBe(true);
       const measured = countTokens(JSON.stringify(reply));
       const budget = reply.budget as { requested: number; used: number; remaining: number };
@@ -172,26 +172,26 @@ describe('get_context', () => {
     const b = await openTemp(home, () => clock);
     // "zzzabsent" matches nothing: a word no memory holds must not unsettle the next reply.
     const pruned = getContextTool.input.parse({ query: 'alpha beta zzzabsent' });
-    const first = JSON.stringify(a.recall.getContext(pruned));
-    for (let i = 0; i < 3; i++) expect(JSON.stringify(a.recall.getContext(pruned))).toBe(first);
+    const first = JSON.stringify((await a.recall.getContext(pruned)));
+    for (let i = 0; i < 3; i++) expect(JSON.stringify((await a.recall.getContext(pruned)))).toBe(first);
     // beta was left out of the search, so only alpha's ten memories were ranked.
     const firstFacts = (JSON.parse(first) as { facts: { object: string }[] }).facts;
     expect(firstFacts.length).toBeGreaterThan(0);
     expect(firstFacts.every((f) => f.object === 'alpha kestrel')).toBe(true);
 
     const edge = getContextTool.input.parse({ query: 'alpha gamma' });
-    const before = JSON.stringify(a.recall.getContext(edge));
+    const before = JSON.stringify((await a.recall.getContext(edge)));
     // Another process pushes gamma past the budget: from now on only alpha is searched, in every process.
     for (let i = 0; i < 10; i++) {
       clock += 1000;
       await b.memory.saveFact({ subject: `worker ${i}`, predicate: 'uses', object: 'gamma' }, 'vitest');
     }
-    const after = JSON.stringify(a.recall.getContext(edge));
+    const after = JSON.stringify((await a.recall.getContext(edge)));
     const fresh = await openTemp(home, () => clock);
-    expect(after).toBe(JSON.stringify(fresh.recall.getContext(edge)));
+    expect(after).toBe(JSON.stringify((await fresh.recall.getContext(edge))));
     expect(after).not.toBe(before);
-    expect(JSON.stringify(a.recall.getContext(edge))).toBe(after);
-    expect(JSON.stringify(a.recall.getContext(pruned))).toBe(JSON.stringify(fresh.recall.getContext(pruned)));
+    expect(JSON.stringify((await a.recall.getContext(edge)))).toBe(after);
+    expect(JSON.stringify((await a.recall.getContext(pruned)))).toBe(JSON.stringify((await fresh.recall.getContext(pruned))));
     for (const s of [a, b, fresh]) s.store.close();
   });
 

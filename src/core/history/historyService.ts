@@ -148,6 +148,30 @@ export class HistoryService {
     return { ok: true as const, total: found.total, shown: hits.length, hits };
   }
 
+  /** Events as search hits (chat_history match=semantic), in the order given; ids not found are left out. */
+  eventHits(ranked: readonly { id: number; similarity: number }[]) {
+    const ids = ranked.map((r) => r.id);
+    const rows = new Map(
+      queryRows(this.store.db, `SELECT e.id, e.run_id, e.kind, e.tool_name, e.text, e.created_at, s.id AS session_id, s.source, s.title FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.id IN (${ids.map(() => '?').join(',') || 'NULL'})`, ids).map((r) => [Number(r.id), r]),
+    );
+    return ranked.flatMap((h) => {
+      const r = rows.get(h.id);
+      if (!r) return [];
+      const text = String(r.text ?? '');
+      return [{
+        task_id: String(r.run_id),
+        session_id: String(r.session_id),
+        source: String(r.source ?? ''),
+        session_title: nullable(r.title ?? null),
+        kind: String(r.kind),
+        tool_name: nullable(r.tool_name ?? null),
+        snippet: text.length > SEMANTIC_SNIPPET_CHARS ? `${text.slice(0, SEMANTIC_SNIPPET_CHARS)}…` : text,
+        at: r.created_at === null ? null : iso(Number(r.created_at)),
+        similarity: h.similarity,
+      }];
+    });
+  }
+
   counts() {
     const one = (sql: string) => Number(queryRows(this.store.db, sql)[0]?.n ?? 0);
     return { sessions: one('SELECT count(*) AS n FROM sessions'), runs: one('SELECT count(*) AS n FROM runs'), events: one('SELECT count(*) AS n FROM events') };
@@ -161,6 +185,9 @@ export class HistoryService {
     return String(inline ?? '');
   }
 }
+
+/** A semantic hit has no matched words to centre an excerpt on: it shows the message's opening. */
+const SEMANTIC_SNIPPET_CHARS = 240;
 
 function nullable(v: SqlValue | undefined): string | null {
   return v === null || v === undefined ? null : String(v);

@@ -7,7 +7,7 @@ import { insertEntryRow, recordDailyStat, type EntryRow } from './vault/indexRow
 import { MEMORY_FTS_TABLE } from './vault/tableNames';
 import { vaultAppliers } from './vault/vaultAppliers';
 import { NOTE_PATHS_MIGRATION, VAULT_MIGRATION, VAULT_RECORD_VERSION_MIGRATION, type FileStat } from './vault/vaultSchema';
-import { semanticAppliers } from './semantic/semanticSchema';
+import { EMBEDDINGS_MIGRATION, semanticAppliers } from './semantic/semanticSchema';
 
 export const MEMORY_FTS = MEMORY_FTS_TABLE;
 
@@ -100,6 +100,7 @@ const MIGRATIONS = [
   NOTE_PATHS_MIGRATION,
   // get_context reads the entries written just before and after each match in its day log.
   'CREATE INDEX notes_by_path_time ON notes(path, created_at);',
+  EMBEDDINGS_MIGRATION,
 ];
 
 function applyFactSaved(db: Database, op: Operation): void {

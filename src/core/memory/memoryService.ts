@@ -10,7 +10,7 @@ import { FACT_COLUMNS, factValue, type FactValue } from './factRows';
 import { memoryCounts } from './memoryCounts';
 import { MEMORY_FTS, type FactRemembered, type FactSaved } from './memorySchema';
 import { DEFAULT_SCOPE, scopeProblem } from './scope';
-import { SemanticService } from './semantic/semanticService';
+import { SemanticService, type IndexProgress, type SemanticState } from './semantic/semanticService';
 import { chunkRefs } from './recall/chunkRefs';
 import { Redaction } from '../privacy/redaction';
 import { timezoneProblem, VaultService } from './vault/vaultService';
@@ -190,7 +190,7 @@ export class MemoryService {
       ...memoryCounts(this.store.db),
       semantic: semantic.semantic,
       semantic_reason: semantic.semantic ? null : `${semantic.reason ?? 'semantic search is off'}; search_text answers keyword queries`,
-      ...(semantic.model ? { embeddings: { model: semantic.model, endpoint: semantic.endpoint, not_embedded: this.semantic.missingCount() } } : {}),
+      ...(semantic.model ? { embeddings: embeddingsStatus(semantic, this.semantic.progress()) } : {}),
       vault: { path: this.vault.root, ...this.vault.index() },
       store: { home: this.store.home, journal_problems: this.store.journalProblems },
       warnings: this.store.warnings.slice(-20),
@@ -206,6 +206,17 @@ export class MemoryService {
   private async addNote(text: string, opts: { scope?: string | undefined; source?: string | undefined; cites?: string[] | undefined; timezone?: string | undefined }, client: string, factId: string | null) {
     return this.vault.addEntry({ text, scope: opts.scope, source: opts.source, cites: opts.cites, timezone: opts.timezone }, client, factId);
   }
+}
+
+/** memory_status's `embeddings`: which model, from where, and how far indexing has got. */
+function embeddingsStatus(state: SemanticState, progress: IndexProgress | undefined) {
+  return {
+    provider: state.provider,
+    model: state.model,
+    ...(state.provider === 'endpoint' ? { endpoint: state.source } : { model_dir: state.source }),
+    ...(progress ? { indexed: progress.indexed, total: progress.total, not_embedded: progress.total - progress.indexed, memory: progress.memory, history: progress.history, indexing: progress.indexing } : {}),
+    ...(progress?.error ? { error: progress.error } : {}),
+  };
 }
 
 function currentFact(db: Database, subject: string, predicate: string, scope: string): { id: string; object: string; recordedAt: number } | undefined {

@@ -28,7 +28,7 @@ export const chatHistoryTool = defineTool({
   family: 'history',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   description:
-    'This session\'s own action log, from Recollect\'s store of imported sessions (VS Code chat, Copilot, Claude Code, Codex). mode=list returns recent runs one row each with their task_id; mode=read opens one or more runs in full (what each was asked, every tool it called with what came back, the reply it ended on; scope=reference keeps those, scope=full keeps everything; in VS Code with the setting recollect.history.withholdUnrelatedRuns on, a run of 4096 characters or more that a language model judges unrelated to the current request (confidence 0.7 or higher) is replaced by a one-line withheld note carrying its objective, at most once per run per session, so reading it again returns it in full; the withheld field says what was judged, or why nothing was); mode=tool_list flattens the tool calls of the last 16 runs so an already-paid-for fetch is found before it is re-run; mode=tool returns one call\'s raw output by task_id + name; mode=search searches past messages (match=keyword across the whole archive, BM25; match=semantic only where an embedding provider is configured), bounded by time_range. "This session" is the newest session of the calling client\'s kind in its workspace; each answer names which session it used and how it was chosen.',
+    'This session\'s own action log, from Recollect\'s store of imported sessions (VS Code chat, Copilot, Claude Code, Codex). mode=list returns recent runs one row each with their task_id; mode=read opens one or more runs in full (what each was asked, every tool it called with what came back, the reply it ended on; scope=reference keeps those, scope=full keeps everything; in VS Code with the setting recollect.history.withholdUnrelatedRuns on, a run of 4096 characters or more that a language model judges unrelated to the current request (confidence 0.7 or higher) is replaced by a one-line withheld note carrying its objective, at most once per run per session, so reading it again returns it in full; the withheld field says what was judged, or why nothing was); mode=tool_list flattens the tool calls of the last 16 runs so an already-paid-for fetch is found before it is re-run; mode=tool returns one call\'s raw output by task_id + name; mode=search searches past messages (match=keyword across the whole archive, BM25; match=semantic by meaning over user and assistant messages, with the bundled model or a configured endpoint, hits best first with `similarity`), bounded by time_range. "This session" is the newest session of the calling client\'s kind in its workspace; each answer names which session it used and how it was chosen.',
   input,
   run: (args, services, ctx) => chatHistory(args, services, ctx),
 });
@@ -42,7 +42,21 @@ async function chatHistory(args: Input, services: Services, ctx: ToolContext) {
   if (mode === 'search') {
     if (!args.query) return refuse('mode=search needs a query');
     if (args.match === 'semantic') {
-      return { ok: true, match: 'semantic', semantic: false, hits: [], reason: 'semantic search is off: no embedding provider is configured. Use match=keyword.' };
+      const limit = args.limit ?? 10;
+      const found = await services.semantic.nearest(args.query, { corpus: 'history', k: limit, since: range.since, before: range.before });
+      if (!found.ok) return { ok: true, match: 'semantic', semantic: false, hits: [], reason: `semantic search is off: ${found.reason}. Use match=keyword.` };
+      const hits = history.eventHits(found.hits.map((h) => ({ id: Number(h.docid), similarity: h.similarity })));
+      const progress = services.semantic.progress();
+      const behind = progress ? progress.history.total - progress.history.indexed : 0;
+      return {
+        ok: true,
+        match: 'semantic',
+        semantic: true,
+        model: found.model,
+        shown: hits.length,
+        hits,
+        ...(behind > 0 ? { not_indexed: behind, note: `${behind} messages are not indexed by meaning yet (indexing runs in the background) and were not searched; match=keyword searches them all` } : {}),
+      };
     }
     return history.search({ query: args.query, limit: args.limit ?? 10, since: range.since, before: range.before });
   }

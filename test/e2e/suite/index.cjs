@@ -307,6 +307,16 @@ test('memory_status reports numeric counts', async (info) => {
   info.counts = Object.fromEntries(numbers.slice(0, 12));
 });
 
+test('search_memory finds a memory by meaning with the bundled model, run in a worker of the extension host', async (info) => {
+  const [saved, savedText] = await callJson('remember', { statement: 'The car is parked on level 3 of the garage on Elm Street' });
+  assertOk(saved, savedText, 'remember');
+  const [json, text] = await callJson('search_memory', { query: 'where did I leave my automobile?', top_k: 3 });
+  assertOk(json, text, 'search_memory');
+  assert(json.semantic === true && /^use-lite/.test(json.model), `search_memory: expected the bundled model to answer, got ${truncate(text)}`);
+  assert(json.hits[0] && /car is parked/.test(json.hits[0].text), `search_memory: expected the parked car first, got ${truncate(text)}`);
+  info.model = json.model;
+}, 120_000);
+
 test('chat sessions placed where VS Code and Claude Code keep them are imported and chat_history lists them', async (info) => {
   const fixtures = process.env.RECOLLECT_E2E_FIXTURES;
   assert(fixtures && fs.existsSync(fixtures), `transcript fixtures not found (RECOLLECT_E2E_FIXTURES=${fixtures})`);

@@ -1,6 +1,7 @@
 import { refuse, type Refusal } from '../../refusal';
 import { searchFts } from '../../search/ftsSearch';
 import type { Ranked } from '../../search/rank';
+import type { NearestHit, NearestResult } from '../semantic/semanticService';
 import type { Store } from '../../store/store';
 import { queryRows, type Database } from '../../store/sqlite';
 import { MEMORY_FTS } from '../memorySchema';
@@ -31,13 +32,21 @@ const RULES_UNMATCHED = 50;
 const SCORED_MATCHES = 200;
 /** The share of a passage's relevance its neighbours in the same file gain (measured on LoCoMo: 0.4–0.6 is a plateau). */
 const NEIGHBOUR_WEIGHT = 0.5;
+/** A memory's semantic similarity counts this share of the request's best keyword score (measured on LoCoMo: 0.3–0.6 gain, 1 loses). */
+const SEMANTIC_WEIGHT = 0.5;
 
 /**
  * get_context: current facts first (standing rules first of all when the request asks whether
  * something may be done), then the closest notes by the one scorer, packed into the token
  * budget by measuring. Without a query: a compact profile of current memory, newest first.
  */
-export function getContext(store: Store, index: () => { stale: boolean; changed_files: number }, input: GetContextInput, counts = new DocumentCounts()): object | Refusal {
+export async function getContext(
+  store: Store,
+  index: () => { stale: boolean; changed_files: number },
+  input: GetContextInput,
+  counts = new DocumentCounts(),
+  near?: Promise<NearestResult>,
+): Promise<object | Refusal> {
   if (input.scope !== undefined) {
     const bad = scopeProblem(input.scope);
     if (bad) return refuse(bad);
@@ -45,7 +54,11 @@ export function getContext(store: Store, index: () => { stale: boolean; changed_
   const maxTokens = input.max_tokens ?? MAX_TOKENS_DEFAULT;
   const db = store.db;
   const words = input.query === undefined ? [] : contentWords(input.query);
-  const candidates = words.length ? byQuery(db, store.version, store.now, words, input.query as string, input.scope, maxTokens, counts) : profile(db, input.scope);
+  const lexical = words.length ? keywordMatches(db, store.version, store.now, words, input.scope, maxTokens, counts) : undefined;
+  // Awaited after the keyword search so the query's embedding overlaps it; a model that cannot
+  // answer leaves the keyword ranking alone, and the reply says why.
+  const semantic = lexical && near ? await near : undefined;
+  const candidates = lexical ? byQuery(db, lexical, semantic?.ok ? semantic.hits : [], input.query as string, input.scope, maxTokens) : profile(db, input.scope);
   const indexState = index();
   const mode = words.length ? 'query' : 'profile';
 
@@ -55,6 +68,7 @@ export function getContext(store: Store, index: () => { stale: boolean; changed_
     ...(input.query !== undefined && !words.length ? { note: 'the query has no searchable words; this is the current-memory profile' } : {}),
     ...(input.scope !== undefined ? { scope: input.scope } : {}),
     ...(candidates.rulesFirst ? { rules_first: true } : {}),
+    ...(semantic ? { semantic: semantic.ok ? { model: semantic.model } : { off: semantic.reason } } : {}),
     facts: lists.facts,
     notes: lists.notes,
     budget,
@@ -101,24 +115,38 @@ interface Candidates {
   unranked: number;
 }
 
-function byQuery(db: Database, version: number, now: number, words: string[], query: string, scope: string | undefined, maxTokens: number, counts: DocumentCounts): Candidates {
-  // Enough candidates to fill the largest budget with short items; more would only cost time.
-  const limit = Math.min(150, Math.max(40, Math.ceil(maxTokens / 25)));
+interface KeywordMatches {
+  hits: Ranked[];
+  /** Matches beyond the ones ranked for this reply. */
+  unranked: number;
+}
+
+function keywordMatches(db: Database, version: number, now: number, words: string[], scope: string | undefined, maxTokens: number, counts: DocumentCounts): KeywordMatches {
   const { kept, matches } = prunedWords(db, version, MEMORY_FTS, words, counts);
   // Even the rarest word is in most memories: rank its newest matches, say so, count the rest.
   const window = matches !== undefined && matches > MATCH_BUDGET ? newestWindow(db, MEMORY_FTS, kept, MATCH_BUDGET) : undefined;
   const found = searchFts(db, MEMORY_FTS, {
     query: kept.join(' '),
-    limit: Math.max(SCORED_MATCHES, limit),
+    limit: Math.max(SCORED_MATCHES, noteLimit(maxTokens)),
     ...(scope !== undefined ? { scope } : {}),
     now,
     anyPhrase: true,
     sort: 'relevance',
     ...(window !== undefined ? { minDocid: window } : {}),
   });
-  const hits = found.ok ? found.hits : [];
+  if (!found.ok) return { hits: [], unranked: 0 };
+  return { hits: found.hits, unranked: Math.max(found.total, window !== undefined ? (matches ?? 0) : 0) - found.hits.length };
+}
+
+/** Enough candidates to fill the largest budget with short items; more would only cost time. */
+function noteLimit(maxTokens: number): number {
+  return Math.min(150, Math.max(40, Math.ceil(maxTokens / 25)));
+}
+
+function byQuery(db: Database, lexical: KeywordMatches, semantic: readonly NearestHit[], query: string, scope: string | undefined, maxTokens: number): Candidates {
+  const limit = noteLimit(maxTokens);
   // Facts are all kept (they lead the reply); notes beyond the limit could never be shown.
-  const all = withNeighbours(db, hits);
+  const all = withNeighbours(db, fused(lexical.hits, semantic));
   let notesSeen = 0;
   const ranked = all.filter((c) => c.ref.startsWith('fact:') || notesSeen++ < limit * 2);
   const facts = factsByIds(db, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5)));
@@ -133,7 +161,7 @@ function byQuery(db: Database, version: number, now: number, words: string[], qu
     // A neighbour is read by its place in the file, not through the scoped search.
     if (note && (scope === undefined || note.scope === scope) && notes.length < limit) notes.push(note);
   }
-  const unranked = found.ok ? Math.max(found.total, window !== undefined ? (matches ?? 0) : 0) - hits.length : 0;
+  const unranked = lexical.unranked;
   if (!asksPermission(query)) return { facts: factList, notes, rulesFirst: false, unranked };
   // Rules that share the request's words lead (in the scorer's order), then the newest others.
   const isRule = (f: FactItem & Keyed) => RULE_PREDICATES.includes(f.key.split('\u0000')[1] as string);
@@ -151,21 +179,39 @@ interface Candidate {
 }
 
 /**
- * The matches re-scored with what was written next to them: each entry or note chunk gains
- * NEIGHBOUR_WEIGHT of the relevance of the passages just before and after it in the same file,
- * and a neighbour that matched nothing itself enters with that share. Ties go to the newer row,
+ * Keyword and semantic candidates on one scale: a memory's BM25 plus SEMANTIC_WEIGHT × its
+ * cosine similarity × the best BM25 of this request, so a close meaning counts for about half
+ * of the best keyword match and a memory found both ways leads. Semantic alone (no word
+ * matched) ranks by similarity.
+ */
+function fused(hits: readonly Ranked[], semantic: readonly NearestHit[]): Map<number, number> {
+  const score = new Map<number, number>();
+  let best = 0;
+  for (const h of hits) {
+    score.set(h.docid, h.bm25);
+    best = Math.max(best, h.bm25);
+  }
+  const scale = SEMANTIC_WEIGHT * (best || 1);
+  for (const s of semantic) if (s.docid !== null && s.similarity > 0) score.set(s.docid, (score.get(s.docid) ?? 0) + scale * s.similarity);
+  return score;
+}
+
+/**
+ * The candidates re-scored with what was written next to them: each entry or note chunk gains
+ * NEIGHBOUR_WEIGHT of the score of the passages just before and after it in the same file,
+ * and a neighbour that was no candidate itself enters with that share. Ties go to the newer row,
  * so the same store and request always give the same order.
  */
-function withNeighbours(db: Database, hits: readonly Ranked[]): Candidate[] {
-  if (!hits.length) return [];
-  const refs = refsOf(db, hits.map((h) => h.docid));
-  const score = new Map<number, number>();
-  for (const h of hits) score.set(h.docid, h.bm25);
+function withNeighbours(db: Database, base: ReadonlyMap<number, number>): Candidate[] {
+  if (!base.size) return [];
+  const refs = refsOf(db, [...base.keys()]);
+  const score = new Map(base);
   const refOf = (d: number) => refs.get(d) ?? '';
-  const entryIds = hits.map((h) => refOf(h.docid)).filter((r) => r.startsWith('entry:'));
-  const chunkDocids = hits.filter((h) => refOf(h.docid).startsWith('note:')).map((h) => h.docid);
+  const docids = [...base.keys()];
+  const entryIds = docids.map(refOf).filter((r) => r.startsWith('entry:'));
+  const chunkDocids = docids.filter((d) => refOf(d).startsWith('note:'));
   const around = neighbourDocids(db, entryIds, chunkDocids);
-  for (const h of hits) for (const n of around.get(h.docid) ?? []) score.set(n, (score.get(n) ?? 0) + NEIGHBOUR_WEIGHT * h.bm25);
+  for (const [d, s] of base) for (const n of around.get(d) ?? []) score.set(n, (score.get(n) ?? 0) + NEIGHBOUR_WEIGHT * s);
   for (const [d, r] of refsOf(db, [...score.keys()].filter((d) => !refs.has(d)))) refs.set(d, r);
   return [...score]
     .filter(([d]) => refs.has(d))

@@ -18,6 +18,9 @@ import { searchMemory, type SearchMemoryInput } from './searchMemory';
  * lives in its own module; this class only hands them the store, the vault and the semantic
  * index, so a tool module sees one service.
  */
+/** Memories taken from the semantic ranking into get_context's fusion. */
+const SEMANTIC_CANDIDATES = 200;
+
 export class RecallService {
   private readonly counts = new DocumentCounts();
 
@@ -27,8 +30,13 @@ export class RecallService {
     readonly semantic: SemanticService,
   ) {}
 
-  getContext(input: GetContextInput): object | Refusal {
-    return getContext(this.store, () => this.vault.index(), input, this.counts);
+  /**
+   * The query's embedding starts in the model's worker before the keyword search runs on this
+   * thread, so the two overlap; get_context fuses what both found.
+   */
+  getContext(input: GetContextInput): Promise<object | Refusal> {
+    const near = input.query === undefined ? undefined : this.semantic.nearest(input.query, { corpus: 'memory', k: SEMANTIC_CANDIDATES, scope: input.scope });
+    return getContext(this.store, () => this.vault.index(), input, this.counts, near);
   }
 
   searchMemory(input: SearchMemoryInput): Promise<object | Refusal> {

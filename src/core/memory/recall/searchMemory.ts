@@ -3,7 +3,7 @@ import type { Store } from '../../store/store';
 import { queryRows } from '../../store/sqlite';
 import { iso } from '../../text/time';
 import { scopeProblem } from '../scope';
-import { SEARCH_BACKFILL, type SemanticService } from '../semantic/semanticService';
+import type { SemanticService } from '../semantic/semanticService';
 
 export interface SearchMemoryInput {
   query: string;
@@ -23,13 +23,10 @@ interface Hit {
   chunk?: number;
 }
 
-const RESOLVE_BATCH = 200;
-
 /**
- * search_memory: notes (entries, note chunks) and fact values by meaning, where an embedding
- * provider is configured. Elsewhere it answers no hits and why, and points at search_text. It
- * first embeds a bounded number of memories that have no vector yet, so a note saved a moment
- * ago is found; index_memory embeds the rest.
+ * search_memory: notes (entries, note chunks) and fact values by meaning, with the bundled
+ * model or a configured endpoint. Where semantic recall is off it answers no hits and why, and
+ * points at search_text.
  */
 export async function searchMemory(store: Store, semantic: SemanticService, input: SearchMemoryInput): Promise<object | Refusal> {
   if (input.scope !== undefined) {
@@ -37,33 +34,25 @@ export async function searchMemory(store: Store, semantic: SemanticService, inpu
     if (bad) return refuse(bad);
   }
   const off = (reason: string) => ({ ok: true, semantic: false, reason, hits: [], hint: 'search_text answers keyword queries without embeddings' });
-  if (!semantic.configured) return off(semantic.state().reason ?? 'no embedding provider is configured');
-  const filled = await semantic.backfill(SEARCH_BACKFILL);
-  const query = await semantic.embedQuery(input.query);
-  if ('error' in query) return off(query.error);
+  if (!semantic.configured) return off(semantic.state().reason ?? 'no embedding model is configured');
+  // A memory saved a moment ago may not be indexed yet: a few are embedded now, ahead of the background indexer.
+  const filled = await semantic.backfill(semantic.searchBackfill, ['memory'], true);
   const topK = input.top_k ?? 20;
-  const ranked = semantic.rank(query);
+  const found = await semantic.nearest(input.query, { corpus: 'memory', k: topK, scope: input.scope, includeHistory: input.include_history });
+  if (!found.ok) return off(found.reason);
+  const items = resolve(store, found.hits.map((h) => h.key));
   const hits: Hit[] = [];
-  for (let i = 0; i < ranked.length && hits.length < topK; i += RESOLVE_BATCH) {
-    const batch = ranked.slice(i, i + RESOLVE_BATCH);
-    const items = resolve(store, batch.map((r) => r.key));
-    for (const r of batch) {
-      const item = items.get(r.key);
-      if (!item) continue;
-      if (input.scope !== undefined && item.scope !== input.scope) continue;
-      if (item.status === 'historical' && !input.include_history) continue;
-      hits.push({ ...item, similarity: Math.round(r.similarity * 10_000) / 10_000 });
-      if (hits.length >= topK) break;
-    }
+  for (const h of found.hits) {
+    const item = items.get(h.key);
+    if (item) hits.push({ ...item, similarity: h.similarity });
   }
-  const state = semantic.state();
   return {
     ok: true,
     semantic: true,
-    model: state.model,
+    model: found.model,
     query: input.query,
     hits,
-    ...(filled.remaining ? { not_embedded: filled.remaining, note: `${filled.remaining} memories have no vector yet and were not searched; index_memory embeds them` } : {}),
+    ...(filled.remaining ? { not_embedded: filled.remaining, note: `${filled.remaining} memories have no vector yet and were not searched; they are being indexed in the background (memory_status shows how far), and index_memory embeds them now` } : {}),
     ...(filled.error ? { embedding_error: filled.error } : {}),
   };
 }

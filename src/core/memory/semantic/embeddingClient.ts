@@ -1,3 +1,5 @@
+import type { Embedder } from './embedder';
+
 /**
  * An OpenAI-compatible `/v1/embeddings` endpoint: OpenAI itself, a local Ollama
  * (`http://localhost:11434`), llama.cpp's server, LM Studio, vLLM. Nothing else is assumed.
@@ -45,12 +47,26 @@ export function endpointOf(url: string): string {
 /** Inputs per request: large enough to amortise a round trip, small enough for a local model's batch. */
 export const EMBED_BATCH = 64;
 
-export class EmbeddingClient {
+export class EmbeddingClient implements Embedder {
   readonly endpoint: string;
+  readonly provider = 'endpoint' as const;
+  /** A remote model answers a batch in one round trip, so a search can afford to fill in more. */
+  readonly searchBackfill = 256;
+  readonly indexBatch = EMBED_BATCH;
 
   constructor(readonly config: EmbeddingConfig) {
     this.endpoint = endpointOf(config.url);
   }
+
+  get model(): string {
+    return this.config.model;
+  }
+
+  get source(): string {
+    return this.endpoint;
+  }
+
+  close(): void {}
 
   /** One vector per text, in order. Throws with a reason a person can act on. */
   async embed(texts: readonly string[], timeoutMs: number): Promise<Float32Array[]> {

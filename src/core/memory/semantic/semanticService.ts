@@ -1,22 +1,33 @@
 import type { Store } from '../../store/store';
-import { queryRows, queryScalar, type SqlValue } from '../../store/sqlite';
-import { EMBED_BATCH, EmbeddingClient, embeddingConfigFromEnv, type EmbeddingConfig } from './embeddingClient';
-import { textHash, type EmbeddingsStored } from './semanticSchema';
-import { VectorCache } from './vectorCache';
+import type { Embedder } from './embedder';
+import { EmbeddingClient } from './embeddingClient';
+import { LocalEmbedder } from './localModel';
+import { semanticConfigFrom, type SemanticConfig } from './semanticConfig';
+import { itemCount, missing, missingCount, resolveKeys, type Todo } from './semanticCorpora';
+import type { Corpus, EmbeddingsStored } from './semanticSchema';
+import { queryScalar, type Database } from '../../store/sqlite';
+import { encodeVectors, VECTOR_ENCODING } from './vectorCodec';
+import { VectorCache, type RankingOptions } from './vectorCache';
 
-/** How long a probe's outcome stands before memory_status asks the endpoint again. */
+export type { Corpus } from './semanticSchema';
+
+/** How long a probe's outcome stands before memory_status asks the model again. */
 const PROBE_TTL_MS = 60_000;
-const PROBE_TIMEOUT_MS = 3_000;
+const PROBE_TIMEOUT_MS = 10_000;
 const QUERY_TIMEOUT_MS = 15_000;
-const BATCH_TIMEOUT_MS = 60_000;
-/** search_memory embeds at most this many not-yet-embedded memories before it answers; index_memory does the rest. */
-export const SEARCH_BACKFILL = 256;
+const BATCH_TIMEOUT_MS = 120_000;
+/** How often the background indexer looks for new writes (one stat when nothing changed). */
+const POLL_MS = 2_000;
+/** After a failed batch the background indexer waits this long before trying again. */
+const RETRY_MS = 60_000;
 
 export interface SemanticState {
   semantic: boolean;
   reason: string | null;
   model: string | null;
-  endpoint: string | null;
+  provider: 'local' | 'endpoint' | null;
+  /** The endpoint's URL, or the bundled model's folder. */
+  source: string | null;
 }
 
 export interface BackfillOutcome {
@@ -25,85 +36,195 @@ export interface BackfillOutcome {
   error?: string;
 }
 
+export interface CorpusProgress {
+  indexed: number;
+  total: number;
+}
+
+/** How far indexing has got, as memory_status and the VS Code progress report it. */
+export interface IndexProgress {
+  model: string;
+  provider: 'local' | 'endpoint';
+  indexed: number;
+  total: number;
+  memory: CorpusProgress;
+  history: CorpusProgress;
+  /** A background pass is running now. */
+  indexing: boolean;
+  /** Why the last batch failed, if it did. */
+  error?: string;
+}
+
+export interface NearestOptions {
+  corpus: Corpus;
+  k: number;
+  /** memory: only this scope; history: only this source (vscode, claude-code, codex…). */
+  scope?: string | undefined;
+  /** memory: also superseded fact values. Default false. */
+  includeHistory?: boolean | undefined;
+  /** Epoch ms bounds on the item's time (history: the event's time). */
+  since?: number | undefined;
+  before?: number | undefined;
+  timeoutMs?: number | undefined;
+}
+
+export interface NearestHit {
+  /** entry:<…>, chunk:<file>:<seq>, fact:<id> (memory) or event:<id> (history). */
+  key: string;
+  /** The item's docid in memory_fts / history_fts (history: the event id); null for a superseded fact. */
+  docid: number | null;
+  /** Cosine similarity with the query, -1 to 1. */
+  similarity: number;
+}
+
+export type NearestResult = { ok: true; model: string; hits: NearestHit[]; indexed: number } | { ok: false; reason: string };
+
 /**
- * Semantic recall, on only where an embedding provider is configured. Memories (day-log
- * entries, note chunks, fact values) are embedded once and kept; a search embeds its query and
- * ranks every kept vector by cosine similarity.
+ * Semantic recall. Memories (day-log entries, note chunks, fact values) and imported chat
+ * messages are embedded once, in the background as they are written and imported, and kept in
+ * the store; a search embeds only its query and ranks the kept vectors by cosine similarity.
+ * The model is the bundled one (a worker thread) unless an OpenAI-compatible endpoint is
+ * configured.
  */
 export class SemanticService {
-  private readonly client: EmbeddingClient | undefined;
+  private readonly embedder: Embedder | undefined;
   private readonly missingReason: string | undefined;
   private lastProbe: { at: number; error: string | undefined } | undefined;
   private readonly vectors: VectorCache;
+  /** Batches run one at a time: a search's fill-in waits for the batch in flight, never a whole pass. */
+  private lock: Promise<unknown> = Promise.resolve();
+  private pass: Promise<void> | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private seenVersion = -1;
+  private failedAt: number | undefined;
+  private lastError: string | undefined;
+  private closed = false;
+  private warmed = false;
+  private readonly listeners = new Set<(p: IndexProgress) => void>();
+  private running: { memory: CorpusProgress; history: CorpusProgress } | undefined;
 
   constructor(
     private readonly store: Store,
-    config: EmbeddingConfig | { missing: string } = embeddingConfigFromEnv(),
+    config: SemanticConfig = semanticConfigFrom(process.env, {}, __dirname),
+    ranking?: RankingOptions,
   ) {
     if ('missing' in config) this.missingReason = config.missing;
-    else this.client = new EmbeddingClient(config);
-    this.vectors = new VectorCache(store);
+    else this.embedder = 'local' in config ? new LocalEmbedder(config) : new EmbeddingClient(config);
+    this.vectors = new VectorCache(store, ranking);
+    store.onClose(() => this.close());
   }
 
   get configured(): boolean {
-    return this.client !== undefined;
+    return this.embedder !== undefined;
   }
 
-  /** What is known now, without a network call. */
+  get model(): string | undefined {
+    return this.embedder?.model;
+  }
+
+  /** What is known now, without calling the model. */
   state(): SemanticState {
-    if (!this.client) return { semantic: false, reason: this.missingReason ?? 'no embedding provider is configured', model: null, endpoint: null };
+    const e = this.embedder;
+    if (!e) return { semantic: false, reason: this.missingReason ?? 'no embedding model is configured', model: null, provider: null, source: null };
     const error = this.lastProbe?.error;
-    return { semantic: error === undefined, reason: error ?? null, model: this.client.config.model, endpoint: this.client.endpoint };
+    return { semantic: error === undefined, reason: error ?? null, model: e.model, provider: e.provider, source: e.source };
   }
 
-  /** Asks the endpoint for one vector (at most once a minute), so `semantic` says whether it can answer now. */
+  /** Asks the model for one vector (at most once a minute), so `semantic` says whether it can answer now. */
   async probe(): Promise<SemanticState> {
-    if (this.client && (!this.lastProbe || this.store.now - this.lastProbe.at > PROBE_TTL_MS)) {
-      try {
-        await this.client.embed(['recollect probe'], PROBE_TIMEOUT_MS);
-        this.lastProbe = { at: this.store.now, error: undefined };
-      } catch (err) {
-        this.lastProbe = { at: this.store.now, error: (err as Error).message };
-      }
+    if (this.embedder && (!this.lastProbe || this.store.now - this.lastProbe.at > PROBE_TTL_MS)) {
+      await this.embedQuery('recollect probe', PROBE_TIMEOUT_MS);
     }
     return this.state();
   }
 
-  /** Embeds up to `max` memories that have no vector for the configured model yet. */
-  async backfill(max: number): Promise<BackfillOutcome> {
-    const client = this.client;
-    if (!client) return { embedded: 0, remaining: 0, error: this.missingReason };
-    let embedded = 0;
-    while (embedded < max) {
-      const todo = this.missing(Math.min(EMBED_BATCH, max - embedded));
-      if (!todo.length) break;
-      let vectors: Float32Array[];
-      try {
-        vectors = await client.embed(todo.map((t) => t.text), BATCH_TIMEOUT_MS);
-        this.lastProbe = { at: this.store.now, error: undefined };
-      } catch (err) {
-        this.lastProbe = { at: this.store.now, error: (err as Error).message };
-        return { embedded, remaining: this.missingCount(), error: (err as Error).message };
-      }
-      const dims = vectors[0]?.length ?? 0;
-      const bytes = new Uint8Array(todo.length * dims * 4);
-      const view = new Float32Array(bytes.buffer);
-      vectors.forEach((v, i) => view.set(v, i * dims));
-      const blob = this.store.blobs.put(bytes);
-      await this.store.commit(() => {
-        const op: EmbeddingsStored = { op: 'memory.embeddings.stored', at: this.store.now, model: client.config.model, dims, blob, items: todo.map((t) => ({ key: t.key, textHash: textHash(t.text) })) };
-        return { op, result: undefined };
-      });
-      embedded += todo.length;
-    }
-    return { embedded, remaining: this.missingCount() };
+  /** Counts per corpus, read from the store now. */
+  progress(): IndexProgress | undefined {
+    const e = this.embedder;
+    if (!e) return undefined;
+    const db = this.store.db;
+    const count = (c: Corpus): CorpusProgress => {
+      const total = itemCount(db, c);
+      return { total, indexed: total - missingCount(db, c, e.model) };
+    };
+    return this.report(count('memory'), count('history'));
   }
 
-  /** The query's vector, or why there is none. */
-  async embedQuery(query: string): Promise<Float32Array | { error: string }> {
-    if (!this.client) return { error: this.missingReason ?? 'no embedding provider is configured' };
+  /** Called with the progress after every background batch, and once when a pass ends. */
+  onProgress(listener: (p: IndexProgress) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Indexes in the background from now on: whenever the store changed (a write here, an
+   * import, another process's write), a pass embeds everything without a vector, batch by
+   * batch, memories before chat history. The timer never keeps a process alive.
+   */
+  startBackground(pollMs = POLL_MS): void {
+    if (!this.embedder || this.poller || this.closed) return;
+    // The first look is one interval away, so a short CLI command that opens a store never starts the model.
+    this.poller = setInterval(() => this.kick(), pollMs);
+    this.poller.unref();
+  }
+
+  /** Starts a background pass now if the store changed since the last one. */
+  kick(): void {
+    if (this.closed || this.pass || !this.embedder) return;
+    if (!this.warmed) {
+      // The first ranking after an open reads every kept vector (about a second for 70,000):
+      // done here, between tool calls, rather than inside the first search.
+      this.warmed = true;
+      this.vectors.size(this.embedder.model, 'memory');
+      this.vectors.size(this.embedder.model, 'history');
+    }
+    if (this.failedAt !== undefined && this.store.now - this.failedAt < RETRY_MS) return;
+    this.store.refresh();
+    if (this.store.version === this.seenVersion) return;
+    this.pass = this.runPass()
+      .catch((err: unknown) => {
+        // A pass cut short (the store closed under it) loses nothing: what it did not commit is found missing next time.
+        if (!this.closed) {
+          this.lastError = err instanceof Error ? err.message : String(err);
+          this.failedAt = this.store.now;
+        }
+      })
+      .finally(() => (this.pass = undefined));
+  }
+
+  /** Resolves when no background pass is running (tests, the eval, the bench). */
+  async idle(): Promise<void> {
+    while (this.pass) await this.pass;
+  }
+
+  /**
+   * Embeds up to `max` items of `corpora` that have no vector yet, in batches, and returns what
+   * is left. Runs alongside the background indexer: each batch waits for the one in flight.
+   */
+  async backfill(max: number, corpora: readonly Corpus[] = ['memory'], priority = false): Promise<BackfillOutcome> {
+    const e = this.embedder;
+    if (!e) return { embedded: 0, remaining: 0, error: this.missingReason };
+    let embedded = 0;
+    while (embedded < max && !this.closed) {
+      const step = await this.batch(corpora, Math.min(this.embedder?.indexBatch ?? 1, max - embedded), priority);
+      if (step.error) return { embedded, remaining: this.remaining(corpora), error: step.error };
+      if (!step.embedded) break;
+      embedded += step.embedded;
+    }
+    return { embedded, remaining: this.remaining(corpora) };
+  }
+
+  /** Every item of every corpus embedded (or an error): the eval and the bench call this before measuring. */
+  indexAll(): Promise<BackfillOutcome> {
+    return this.backfill(Number.MAX_SAFE_INTEGER, ['memory', 'history']);
+  }
+
+  /** The query's vector, or why there is none. Goes ahead of queued background work. */
+  async embedQuery(query: string, timeoutMs = QUERY_TIMEOUT_MS): Promise<Float32Array | { error: string }> {
+    const e = this.embedder;
+    if (!e) return { error: this.missingReason ?? 'no embedding model is configured' };
     try {
-      const [v] = await this.client.embed([query], QUERY_TIMEOUT_MS);
+      const [v] = await e.embed([query], timeoutMs, true);
       this.lastProbe = { at: this.store.now, error: undefined };
       return v as Float32Array;
     } catch (err) {
@@ -112,31 +233,169 @@ export class SemanticService {
     }
   }
 
-  /** Every kept vector for the model, ranked by cosine similarity to `query`, best first. */
-  rank(query: Float32Array): { key: string; similarity: number }[] {
-    const model = this.client?.config.model;
-    return model ? this.vectors.rank(model, query) : [];
+  /**
+   * The `k` items of a corpus nearest in meaning to `query`, best first, among those indexed so
+   * far (an item written a moment ago may not be yet: `progress()` says how far indexing is).
+   * Gone items (retired, deleted, changed since embedding) never appear; `scope`,
+   * `includeHistory`, `since` and `before` filter as the keyword searches do.
+   */
+  async nearest(query: string, opts: NearestOptions): Promise<NearestResult> {
+    const e = this.embedder;
+    if (!e) return { ok: false, reason: this.missingReason ?? 'no embedding model is configured' };
+    const q = await this.embedQuery(query, opts.timeoutMs);
+    if ('error' in q) return { ok: false, reason: q.error };
+    return { ok: true, model: e.model, hits: this.rank(q, opts), indexed: this.vectors.size(e.model, opts.corpus) };
   }
 
-  private missing(limit: number): { key: string; text: string }[] {
-    const model = this.client?.config.model ?? '';
-    return queryRows(this.store.db, `${MISSING_SQL} LIMIT ?`, [model, model, model, limit]).map((r: Record<string, SqlValue>) => ({ key: String(r.key), text: String(r.text) }));
+  /** `nearest` for a query vector already made (the same model's). */
+  rank(query: Float32Array, opts: Omit<NearestOptions, 'timeoutMs'>): NearestHit[] {
+    const e = this.embedder;
+    if (!e || opts.k <= 0) return [];
+    const size = this.vectors.size(e.model, opts.corpus);
+    const db = this.store.db;
+    let want = Math.min(size, Math.max(opts.k * 4, 64));
+    for (;;) {
+      const ranked = this.vectors.top(e.model, opts.corpus, query, want);
+      const found = resolveKeys(db, opts.corpus, e.model, ranked.map((r) => r.key));
+      const hits: NearestHit[] = [];
+      for (const r of ranked) {
+        const item = found.get(r.key);
+        if (!item) continue;
+        if (opts.scope !== undefined && item.scope !== opts.scope) continue;
+        if (item.historical && !opts.includeHistory) continue;
+        if (opts.since !== undefined && (item.at === null || item.at < opts.since)) continue;
+        if (opts.before !== undefined && (item.at === null || item.at >= opts.before)) continue;
+        hits.push({ key: r.key, docid: item.docid, similarity: Math.round(r.similarity * 10_000) / 10_000 });
+        if (hits.length >= opts.k) return hits;
+      }
+      if (want >= size) return hits;
+      want = Math.min(size, want * 4);
+    }
   }
 
-  missingCount(): number {
-    const model = this.client?.config.model;
-    if (!model) return 0;
-    return Number(queryScalar(this.store.db, `SELECT count(*) FROM (${MISSING_SQL})`, [model, model, model]) ?? 0);
+  /** How many items a search embeds before it answers, for this model. */
+  get searchBackfill(): number {
+    return this.embedder?.searchBackfill ?? 0;
+  }
+
+  missingCount(corpora: readonly Corpus[] = ['memory']): number {
+    return this.remaining(corpora);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.poller) clearInterval(this.poller);
+    this.embedder?.close();
+  }
+
+  private remaining(corpora: readonly Corpus[]): number {
+    const e = this.embedder;
+    if (!e || this.closed) return 0;
+    const db = this.store.db;
+    return corpora.reduce((n, c) => n + missingCount(db, c, e.model), 0);
+  }
+
+  private async runPass(): Promise<void> {
+    const e = this.embedder;
+    if (!e) return;
+    const db = this.store.db;
+    const count = (c: Corpus): CorpusProgress => {
+      const total = itemCount(db, c);
+      return { total, indexed: total - missingCount(db, c, e.model) };
+    };
+    const memory = count('memory');
+    const history = count('history');
+    if (memory.indexed === memory.total && history.indexed === history.total) {
+      this.seenVersion = this.store.version;
+      return;
+    }
+    this.running = { memory, history };
+    try {
+      while (!this.closed) {
+        const step = await this.batch(['memory', 'history'], e.indexBatch, false);
+        if (step.error) {
+          this.failedAt = this.store.now;
+          break;
+        }
+        if (!step.embedded) {
+          this.seenVersion = this.store.version;
+          break;
+        }
+        this.emit();
+      }
+    } finally {
+      this.running = undefined;
+      if (!this.closed) this.emit();
+    }
+  }
+
+  /** One batch: up to `limit` items without a vector, from the corpora in order, embedded and committed. */
+  private batch(corpora: readonly Corpus[], limit: number, priority: boolean): Promise<{ embedded: number; error?: string }> {
+    const run = this.lock.then(async () => {
+      const e = this.embedder;
+      if (!e || this.closed) return { embedded: 0 };
+      const db = this.store.db;
+      const todo: Todo[] = [];
+      for (const c of corpora) todo.push(...missing(db, c, e.model, limit - todo.length));
+      if (!todo.length) return { embedded: 0 };
+      let vectors: Float32Array[];
+      try {
+        vectors = await e.embed(todo.map((t) => t.text), BATCH_TIMEOUT_MS, priority);
+        this.lastProbe = { at: this.store.now, error: undefined };
+        this.lastError = undefined;
+      } catch (err) {
+        const error = (err as Error).message;
+        this.lastProbe = { at: this.store.now, error };
+        this.lastError = error;
+        return { embedded: 0, error };
+      }
+      if (this.closed) return { embedded: 0 };
+      const dims = vectors[0]?.length ?? 0;
+      const blob = this.store.blobs.put(encodeVectors(vectors, dims));
+      // Vectors are derived: a line lost to a crash before the next fsync is only recomputed.
+      await this.store.commit((latest) => {
+        // Another process (the MCP server beside the extension) may have stored the same vectors
+        // meanwhile; the line is then left out. (Items keep their blob positions, so it is all or none.)
+        const items = todo.map((t) => ({ key: t.key, textHash: t.hash }));
+        if (items.every((t) => hasVector(latest, t.key, e.model, t.textHash))) return { result: undefined };
+        const op: EmbeddingsStored = { op: 'memory.embeddings.stored', at: this.store.now, model: e.model, dims, encoding: VECTOR_ENCODING, blob, items };
+        return { op, result: undefined };
+      }, { durable: false });
+      if (this.running) {
+        for (const t of todo) {
+          const p = t.key.startsWith('event:') ? this.running.history : this.running.memory;
+          p.indexed = Math.min(p.total, p.indexed + 1);
+        }
+      }
+      return { embedded: todo.length };
+    });
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  private emit(): void {
+    if (!this.listeners.size) return;
+    const p = this.running ? this.report(this.running.memory, this.running.history) : this.progress();
+    if (!p) return;
+    for (const l of this.listeners) l(p);
+  }
+
+  private report(memory: CorpusProgress, history: CorpusProgress): IndexProgress {
+    const e = this.embedder as Embedder;
+    return {
+      model: e.model,
+      provider: e.provider,
+      indexed: memory.indexed + history.indexed,
+      total: memory.total + history.total,
+      memory: { ...memory },
+      history: { ...history },
+      indexing: this.running !== undefined,
+      ...(this.lastError ? { error: this.lastError } : {}),
+    };
   }
 }
 
-// Promoted history notes are searched by words only (search_history is lexical by contract).
-const MISSING_SQL = `
-  SELECT n.id AS key, n.text AS text FROM notes n
-    WHERE n.retired_at IS NULL AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = n.id AND e.model = ?)
-  UNION ALL
-  SELECT 'chunk:' || c.file_id || ':' || c.seq, c.text FROM note_chunks c JOIN vault_files f ON f.id = c.file_id
-    WHERE f.retired_at IS NULL AND f.kind = 'note' AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = 'chunk:' || c.file_id || ':' || c.seq AND e.model = ?)
-  UNION ALL
-  SELECT 'fact:' || x.id, x.subject || ' ' || x.predicate || ' ' || x.object FROM facts x
-    WHERE x.retired_at IS NULL AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = 'fact:' || x.id AND e.model = ?)`;
+function hasVector(db: Database, key: string, model: string, hash: string): boolean {
+  return queryScalar(db, 'SELECT 1 FROM embeddings WHERE key = ? AND model = ? AND text_hash = ?', [key, model, hash]) !== undefined;
+}

