@@ -6,6 +6,7 @@ import { openServices, type Services } from '../../core/services';
 import { invokeTool } from '../../core/tools/invoke';
 import { findTool } from '../../core/tools/registry';
 import type { ToolDefinition } from '../../core/tools/toolDefinition';
+import { bundledModel } from '../../core/memory/semantic/localModel';
 import type { EvalConversation, EvalTurn } from './dataset';
 import { writeHistoryTranscripts } from './historyTranscripts';
 
@@ -52,7 +53,8 @@ export async function loadConversation(conv: EvalConversation, wasmPath: string)
   const clock = { now: conv.turns[0]?.at ?? 0 };
   let services: Services;
   try {
-    services = await openServices({ home, wasmPath, now: () => clock.now }, { embeddings: { missing: 'the eval measures keyword recall only' } });
+    // The bundled model, as a new user has it; every turn is embedded before the first question.
+    services = await openServices({ home, wasmPath, now: () => clock.now }, { embeddings: bundledModel(path.dirname(wasmPath)) });
   } catch (err) {
     fs.rmSync(home, { recursive: true, force: true });
     throw err;
@@ -78,6 +80,7 @@ export async function loadConversation(conv: EvalConversation, wasmPath: string)
     const report = await services.importer.importPaths([folder]);
     if (report.problems.length) throw new Error(`the conversation's transcripts did not import: ${report.problems[0]?.reason ?? ''}`);
     loaded.historyTurnAt = turnAt;
+    await services.semantic.indexAll();
   } catch (err) {
     loaded.close();
     throw err;

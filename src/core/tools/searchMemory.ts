@@ -8,7 +8,7 @@ export const searchMemoryTool = defineTool({
   family: 'memory',
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
   description:
-    'Search notes (day-log entries, note chunks) and fact values by meaning. Uses the embedding model bundled with Recollect (nothing is downloaded), or an OpenAI-compatible /v1/embeddings endpoint such as a local Ollama where RECOLLECT_EMBEDDINGS_URL and RECOLLECT_EMBEDDINGS_MODEL name one. Memories are indexed in the background as they are written; memory_status says how far. Where semantic search is off (memory_status reports `semantic: false`) it returns no hits and says why, and search_text is the tool to use. Hits come best first with `similarity` (cosine).',
+    'Search notes (day-log entries, note chunks) and fact values by meaning. Uses the embedding model bundled with Recollect (nothing is downloaded), or an OpenAI-compatible /v1/embeddings endpoint such as a local Ollama where RECOLLECT_EMBEDDINGS_URL and RECOLLECT_EMBEDDINGS_MODEL name one. Memories are indexed in the background as they are written; memory_status says how far. Where semantic search is off (memory_status reports `semantic: false`) it returns no hits and says why, and search_text is the tool to use. Hits come best first: closeness in meaning ranked together with the query\'s keyword matches; `similarity` (cosine) is given where the meaning search found the hit.',
   input: z.strictObject({
     query: z.string().min(1).max(500).describe('Natural-language query (1 to 500 characters).'),
     top_k: z.number().int().min(1).max(50).optional().describe('Max matches, 1 to 50. Default 20.'),

@@ -1,16 +1,13 @@
 import { refuse, type Refusal } from '../../refusal';
-import { searchFts } from '../../search/ftsSearch';
-import type { Ranked } from '../../search/rank';
 import type { NearestHit, NearestResult } from '../semantic/semanticService';
 import type { Store } from '../../store/store';
-import { queryRows, type Database } from '../../store/sqlite';
-import { MEMORY_FTS } from '../memorySchema';
+import type { Database } from '../../store/sqlite';
 import { scopeProblem } from '../scope';
 import { firstTokens } from '../../text/tokens';
 import { ContextPacker, cachedTokens } from './contextPacker';
 import { chunksByDocids, entriesByIds, factsByIds, historyOf, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type Keyed, type NoteItem } from './contextRows';
-import { neighbourDocids } from './neighbours';
-import { DocumentCounts, MATCH_BUDGET, newestWindow, prunedWords } from './queryPruning';
+import { keywordMatches, noteLimit, rankMemories, type KeywordMatches } from './memoryRanking';
+import { DocumentCounts } from './queryPruning';
 import { asksPermission, contentWords, RULE_PREDICATES } from './queryWords';
 
 export interface GetContextInput {
@@ -28,13 +25,6 @@ const MIN_TOKENS_FOR_EXCERPT = 80;
 const GIVE_UP_AFTER_MISSES = 6;
 /** Rules that share no word with a permission question: the newest this many are candidates. */
 const RULES_UNMATCHED = 50;
-/** Matches scored before neighbours are added: past this many the rest hold too little of the request to reach the shown items. */
-const SCORED_MATCHES = 200;
-/** The share of a passage's relevance its neighbours in the same file gain (measured on LoCoMo: 0.4–0.6 is a plateau). */
-const NEIGHBOUR_WEIGHT = 0.5;
-/** A memory's semantic similarity counts this share of the request's best keyword score (measured on LoCoMo: 0.3–0.6 gain, 1 loses). */
-const SEMANTIC_WEIGHT = 0.5;
-
 /**
  * get_context: current facts first (standing rules first of all when the request asks whether
  * something may be done), then the closest notes by the one scorer, packed into the token
@@ -115,38 +105,10 @@ interface Candidates {
   unranked: number;
 }
 
-interface KeywordMatches {
-  hits: Ranked[];
-  /** Matches beyond the ones ranked for this reply. */
-  unranked: number;
-}
-
-function keywordMatches(db: Database, version: number, now: number, words: string[], scope: string | undefined, maxTokens: number, counts: DocumentCounts): KeywordMatches {
-  const { kept, matches } = prunedWords(db, version, MEMORY_FTS, words, counts);
-  // Even the rarest word is in most memories: rank its newest matches, say so, count the rest.
-  const window = matches !== undefined && matches > MATCH_BUDGET ? newestWindow(db, MEMORY_FTS, kept, MATCH_BUDGET) : undefined;
-  const found = searchFts(db, MEMORY_FTS, {
-    query: kept.join(' '),
-    limit: Math.max(SCORED_MATCHES, noteLimit(maxTokens)),
-    ...(scope !== undefined ? { scope } : {}),
-    now,
-    anyPhrase: true,
-    sort: 'relevance',
-    ...(window !== undefined ? { minDocid: window } : {}),
-  });
-  if (!found.ok) return { hits: [], unranked: 0 };
-  return { hits: found.hits, unranked: Math.max(found.total, window !== undefined ? (matches ?? 0) : 0) - found.hits.length };
-}
-
-/** Enough candidates to fill the largest budget with short items; more would only cost time. */
-function noteLimit(maxTokens: number): number {
-  return Math.min(150, Math.max(40, Math.ceil(maxTokens / 25)));
-}
-
 function byQuery(db: Database, lexical: KeywordMatches, semantic: readonly NearestHit[], query: string, scope: string | undefined, maxTokens: number): Candidates {
   const limit = noteLimit(maxTokens);
   // Facts are all kept (they lead the reply); notes beyond the limit could never be shown.
-  const all = withNeighbours(db, fused(lexical.hits, semantic));
+  const all = rankMemories(db, lexical.hits, semantic, true);
   let notesSeen = 0;
   const ranked = all.filter((c) => c.ref.startsWith('fact:') || notesSeen++ < limit * 2);
   const facts = factsByIds(db, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5)));
@@ -170,59 +132,6 @@ function byQuery(db: Database, lexical: KeywordMatches, semantic: readonly Neare
   const rules = [...matched, ...ruleFacts(db, scope, RULES_UNMATCHED).filter((f) => !seen.has(f.id))];
   const ruleIds = new Set(rules.map((f) => f.id));
   return { facts: [...rules, ...factList.filter((f) => !ruleIds.has(f.id))], notes, rulesFirst: rules.length > 0, unranked };
-}
-
-interface Candidate {
-  docid: number;
-  ref: string;
-  score: number;
-}
-
-/**
- * Keyword and semantic candidates on one scale: a memory's BM25 plus SEMANTIC_WEIGHT × its
- * cosine similarity × the best BM25 of this request, so a close meaning counts for about half
- * of the best keyword match and a memory found both ways leads. Semantic alone (no word
- * matched) ranks by similarity.
- */
-function fused(hits: readonly Ranked[], semantic: readonly NearestHit[]): Map<number, number> {
-  const score = new Map<number, number>();
-  let best = 0;
-  for (const h of hits) {
-    score.set(h.docid, h.bm25);
-    best = Math.max(best, h.bm25);
-  }
-  const scale = SEMANTIC_WEIGHT * (best || 1);
-  for (const s of semantic) if (s.docid !== null && s.similarity > 0) score.set(s.docid, (score.get(s.docid) ?? 0) + scale * s.similarity);
-  return score;
-}
-
-/**
- * The candidates re-scored with what was written next to them: each entry or note chunk gains
- * NEIGHBOUR_WEIGHT of the score of the passages just before and after it in the same file,
- * and a neighbour that was no candidate itself enters with that share. Ties go to the newer row,
- * so the same store and request always give the same order.
- */
-function withNeighbours(db: Database, base: ReadonlyMap<number, number>): Candidate[] {
-  if (!base.size) return [];
-  const refs = refsOf(db, [...base.keys()]);
-  const score = new Map(base);
-  const refOf = (d: number) => refs.get(d) ?? '';
-  const docids = [...base.keys()];
-  const entryIds = docids.map(refOf).filter((r) => r.startsWith('entry:'));
-  const chunkDocids = docids.filter((d) => refOf(d).startsWith('note:'));
-  const around = neighbourDocids(db, entryIds, chunkDocids);
-  for (const [d, s] of base) for (const n of around.get(d) ?? []) score.set(n, (score.get(n) ?? 0) + NEIGHBOUR_WEIGHT * s);
-  for (const [d, r] of refsOf(db, [...score.keys()].filter((d) => !refs.has(d)))) refs.set(d, r);
-  return [...score]
-    .filter(([d]) => refs.has(d))
-    .map(([docid, s]) => ({ docid, ref: refOf(docid), score: s }))
-    .sort((a, b) => b.score - a.score || b.docid - a.docid);
-}
-
-function refsOf(db: Database, docids: readonly number[]): Map<number, string> {
-  if (!docids.length) return new Map();
-  const rows = queryRows(db, `SELECT docid, ref FROM ${MEMORY_FTS} WHERE docid IN (SELECT value FROM json_each(?))`, [JSON.stringify(docids)]);
-  return new Map(rows.map((r) => [Number(r.docid), String(r.ref)]));
 }
 
 function profile(db: Database, scope: string | undefined): Candidates {

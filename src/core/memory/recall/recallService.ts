@@ -40,7 +40,7 @@ export class RecallService {
   }
 
   searchMemory(input: SearchMemoryInput): Promise<object | Refusal> {
-    return searchMemory(this.store, this.semantic, input);
+    return searchMemory(this.store, this.semantic, input, this.counts);
   }
 
   searchHistory(input: SearchHistoryInput) {

@@ -1,9 +1,12 @@
 import { refuse, type Refusal } from '../../refusal';
 import type { Store } from '../../store/store';
-import { queryRows } from '../../store/sqlite';
+import { queryRows, type Database } from '../../store/sqlite';
 import { iso } from '../../text/time';
 import { scopeProblem } from '../scope';
 import type { SemanticService } from '../semantic/semanticService';
+import { keywordMatches, rankMemories, semanticShare, type Candidate } from './memoryRanking';
+import type { DocumentCounts } from './queryPruning';
+import { contentWords } from './queryWords';
 
 export interface SearchMemoryInput {
   query: string;
@@ -18,17 +21,24 @@ interface Hit {
   text: string;
   scope: string;
   created_at: string;
-  similarity: number;
+  /** Cosine similarity to the request, where the meaning search found it. */
+  similarity?: number;
   status?: 'current' | 'historical';
   chunk?: number;
 }
 
+/** Semantic neighbours taken into the fusion beyond top_k: enough that a keyword match can lift one. */
+const SEMANTIC_POOL = 200;
+
 /**
  * search_memory: notes (entries, note chunks) and fact values by meaning, with the bundled
- * model or a configured endpoint. Where semantic recall is off it answers no hits and why, and
- * points at search_text.
+ * model or a configured endpoint. The semantic neighbours are ranked together with the
+ * request's keyword matches, on get_context's scale (memoryRanking.ts): a small model alone
+ * finds less than keyword search on conversations, and a memory close in meaning that also
+ * shares the request's rare words is the better answer. Where semantic
+ * recall is off it answers no hits and why, and points at search_text.
  */
-export async function searchMemory(store: Store, semantic: SemanticService, input: SearchMemoryInput): Promise<object | Refusal> {
+export async function searchMemory(store: Store, semantic: SemanticService, input: SearchMemoryInput, counts: DocumentCounts): Promise<object | Refusal> {
   if (input.scope !== undefined) {
     const bad = scopeProblem(input.scope);
     if (bad) return refuse(bad);
@@ -38,13 +48,25 @@ export async function searchMemory(store: Store, semantic: SemanticService, inpu
   // A memory saved a moment ago may not be indexed yet: a few are embedded now, ahead of the background indexer.
   const filled = await semantic.backfill(semantic.searchBackfill, ['memory'], true);
   const topK = input.top_k ?? 20;
-  const found = await semantic.nearest(input.query, { corpus: 'memory', k: topK, scope: input.scope, includeHistory: input.include_history });
+  const pending = semantic.nearest(input.query, { corpus: 'memory', k: Math.max(topK, SEMANTIC_POOL), scope: input.scope, includeHistory: input.include_history });
+  const db = store.db;
+  const words = contentWords(input.query);
+  const keyword = words.length ? keywordMatches(db, store.version, store.now, words, input.scope, 0, counts).hits : [];
+  const found = await pending;
   if (!found.ok) return off(found.reason);
-  const items = resolve(store, found.hits.map((h) => h.key));
+  const best = keyword.reduce((m, h) => Math.max(m, h.bm25), 0);
+  const ranked: { key: string; score: number; docid: number }[] = keysOf(db, rankMemories(db, keyword, found.hits, false));
+  // Superseded values are in no keyword index: they rank by meaning alone.
+  for (const h of found.hits) if (h.docid === null) ranked.push({ key: h.key, score: semanticShare(best, h.similarity), docid: -1 });
+  ranked.sort((a, b) => b.score - a.score || b.docid - a.docid);
+  const top = ranked.slice(0, topK * 2);
+  const similarity = new Map(found.hits.map((h) => [h.key, h.similarity]));
+  const items = resolve(store, top.map((c) => c.key));
   const hits: Hit[] = [];
-  for (const h of found.hits) {
-    const item = items.get(h.key);
-    if (item) hits.push({ ...item, similarity: h.similarity });
+  for (const c of top) {
+    const item = items.get(c.key);
+    const sim = similarity.get(c.key);
+    if (item && hits.length < topK) hits.push({ ...item, ...(sim !== undefined ? { similarity: sim } : {}) });
   }
   return {
     ok: true,
@@ -55,6 +77,25 @@ export async function searchMemory(store: Store, semantic: SemanticService, inpu
     ...(filled.remaining ? { not_embedded: filled.remaining, note: `${filled.remaining} memories have no vector yet and were not searched; they are being indexed in the background (memory_status shows how far), and index_memory embeds them now` } : {}),
     ...(filled.error ? { embedding_error: filled.error } : {}),
   };
+}
+
+/** The embedding key of each ranked memory-index row: entries and facts by their ref, note chunks by file and chunk. */
+function keysOf(db: Database, ranked: readonly Candidate[]): { key: string; score: number; docid: number }[] {
+  const chunkDocids = ranked.filter((c) => c.ref.startsWith('note:')).map((c) => c.docid);
+  const chunkKeys = new Map(
+    chunkDocids.length
+      ? queryRows(db, 'SELECT fts_docid, file_id, seq FROM note_chunks WHERE fts_docid IN (SELECT value FROM json_each(?))', [JSON.stringify(chunkDocids)]).map((r) => [
+          Number(r.fts_docid),
+          `chunk:${String(r.file_id)}:${Number(r.seq)}`,
+        ])
+      : [],
+  );
+  const out: { key: string; score: number; docid: number }[] = [];
+  for (const c of ranked) {
+    const key = c.ref.startsWith('note:') ? chunkKeys.get(c.docid) : c.ref;
+    if (key) out.push({ key, score: c.score, docid: c.docid });
+  }
+  return out;
 }
 
 /** Live memories behind embedding keys (retired ones and history-folder notes are absent). */
