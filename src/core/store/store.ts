@@ -191,10 +191,20 @@ export class Store {
     if (this.journal.unchangedSince(this.offset)) return;
     const db = this.database;
     const started = performance.now();
+    const progress = this.options.onReplayProgress;
+    const total = progress ? this.journal.size() : 0;
+    const step = Math.max(1, Math.floor(total / 100));
+    let told = this.offset;
     this.batch.run(db, () => {
       this.offset = this.journal.readFrom(
         this.offset,
-        (op) => this.applyOne(op),
+        (op, end) => {
+          this.applyOne(op);
+          if (progress && end - told >= step) {
+            told = end;
+            progress(end, total);
+          }
+        },
         (problem) => {
           this.skippedLines++;
           this.warnings.push(`journal line at byte ${problem.offset} skipped: ${problem.reason}`);
