@@ -213,6 +213,7 @@ export class Store {
       writeMeta(db, OFFSET_KEY, String(this.offset));
       writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
     });
+    if (progress && told > 0 && told < this.offset) progress(this.offset, Math.max(total, this.offset));
     this.replayMsUncovered += performance.now() - started;
   }
 
