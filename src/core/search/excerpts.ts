@@ -1,4 +1,5 @@
-import { queryRows, type Database } from '../store/sqlite';
+import type { Database } from '../store/sqlite';
+import { readByDocid } from './contentColumns';
 import { phrasesOfMatch, snippetsOf } from './snippet';
 
 /**
@@ -17,11 +18,12 @@ export function snippets(db: Database, table: string, match: string, docids: rea
   return excerptsOf(match, bodiesOf(db, table, docids), tokens);
 }
 
-/** The original texts of these rows (a missing or NULL body is the empty text). */
+/** The original texts of these rows, read by docid from the content table (a missing or NULL body is the empty text). */
 export function bodiesOf(db: Database, table: string, docids: readonly number[]): Map<number, string> {
-  if (!docids.length) return new Map();
-  const rows = queryRows(db, `SELECT docid, body FROM ${table} WHERE docid IN (${docids.map(() => '?').join(',')})`, [...docids]);
-  return new Map(rows.map((r) => [Number(r.docid), r.body === null || r.body === undefined ? '' : String(r.body)]));
+  const out = new Map<number, string>();
+  if (!docids.length) return out;
+  readByDocid(db, table, docids, ['body'], false, (values) => out.set(Number(values[0]), values[1] === null || values[1] === undefined ? '' : String(values[1])));
+  return out;
 }
 
 /**

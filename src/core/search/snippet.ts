@@ -74,7 +74,7 @@ function scan(text: string): number {
  * only when it begins with the term; any other token's term was found by the scan.
  */
 function tokensOf(text: string, count: number, starts: ArrayLike<number>, ends: ArrayLike<number>, plain: ArrayLike<number>, terms: (string | undefined)[]): Tokens {
-  const stemmed: (string | undefined)[] = [];
+  const stemmed = new Array<string | undefined>(count);
   const is = (i: number, word: string, prefix: boolean) => {
     const s = starts[i] as number;
     const e = ends[i] as number;
