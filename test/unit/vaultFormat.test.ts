@@ -8,6 +8,7 @@ import { parseDailyFile, renderDailyFile, removeEntry, insertEntry, renderEntry 
 import { parseFrontMatter } from '../../src/core/memory/vault/frontMatter';
 import { classifyPath } from '../../src/core/memory/vault/vaultLayout';
 import { createFtsTableSql } from '../../src/core/search/ftsSearch';
+import { analyze } from '../../src/core/text/analyzer';
 
 function rng(seed: number) {
   let s = seed >>> 0;
