@@ -237,9 +237,9 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
 function buildFts5(s: Services, file: string): NativeDatabase {
   fs.rmSync(file, { force: true }); // a --reuse run's copy from before
   const db = new BetterSqlite3(file);
-  db.exec(`CREATE VIRTUAL TABLE t USING fts5(body, created_at UNINDEXED, scope UNINDEXED, session_id UNINDEXED, kind UNINDEXED, tokenize = "unicode61 remove_diacritics 2")`);
-  const insert = db.prepare('INSERT INTO t(rowid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)');
-  const stmt = s.store.db.prepare(`SELECT docid, body, created_at, scope, session_id, kind FROM ${HISTORY_FTS}`);
+  db.exec(`CREATE VIRTUAL TABLE t USING fts5(terms, body UNINDEXED, created_at UNINDEXED, scope UNINDEXED, session_id UNINDEXED, kind UNINDEXED, tokenize = "ascii")`);
+  const insert = db.prepare('INSERT INTO t(rowid, terms, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const stmt = s.store.db.prepare(`SELECT docid, terms, body, created_at, scope, session_id, kind FROM ${HISTORY_FTS}`);
   db.exec('BEGIN');
   try {
     while (stmt.step()) insert.run(...stmt.get());

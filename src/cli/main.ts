@@ -1,3 +1,4 @@
+import { replayProgressLines } from '../core/store/replayProgress';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ActivityLog } from '../core/activity/activityLog';
@@ -209,7 +210,7 @@ function usage(line: string): number {
 
 /** `background`: a long-lived server indexes new memories and messages by meaning as they arrive. */
 function openCliServices(background = false): Promise<Services> {
-  return openServices({ home: resolveStoreHome(), wasmPath: path.join(__dirname, 'sql-wasm.wasm') }, { semanticBackground: background });
+  return openServices({ home: resolveStoreHome(), wasmPath: path.join(__dirname, 'sql-wasm.wasm'), onReplayProgress: replayProgressLines((line) => process.stderr.write(`recollect: ${line}\n`)) }, { semanticBackground: background });
 }
 
 /** A write the store refused (a full disk, a read-only folder) is printed as the refusal it is, exit 3. */

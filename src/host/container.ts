@@ -1,3 +1,4 @@
+import { replayProgressLines } from '../core/store/replayProgress';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { semanticConfigFrom } from '../core/memory/semantic/semanticConfig';
@@ -46,7 +47,7 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
 
   const distDir = path.join(context.extensionPath, 'dist');
   const embeddings = semanticConfigFrom(process.env, { url: config().get<string>('embeddings.url'), model: config().get<string>('embeddings.model') }, distDir);
-  const services = openServices({ home, wasmPath: path.join(distDir, 'sql-wasm.wasm') }, {
+  const services = openServices({ home, wasmPath: path.join(distDir, 'sql-wasm.wasm'), onReplayProgress: replayProgressLines((line) => log.info(line)) }, {
     languageModel: createLanguageModelPort(context, log),
     decisionModel: createDecisionModel(context, log),
     embeddings,

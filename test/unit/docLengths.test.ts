@@ -4,10 +4,11 @@ import { decodeLengths, forgetLengths, heldLengths, noteJoinedRows } from '../..
 import { createFtsTableSql, searchFts, type SearchRequest } from '../../src/core/search/ftsSearch';
 import type { Services } from '../../src/core/services';
 import { loadSqlJs, queryRows, type Database } from '../../src/core/store/sqlite';
+import { analyze } from '../../src/core/text/analyzer';
 import { openTemp, tempHome, WASM_PATH } from './helpers/tempStore';
 
 const TABLE = 'lengths_fts';
-const COLUMNS = 4; // body, created_at, scope, ref
+const COLUMNS = 5; // terms, body, created_at, scope, ref
 
 /** Every row's body length as FTS4 has it now, read afresh from %_docsize. */
 function truth(db: Database, table = TABLE): Map<number, number> {
@@ -34,8 +35,8 @@ function words(n: number, seed: number): string {
 }
 
 function insert(db: Database, body: string, docid?: number): void {
-  if (docid === undefined) db.run(`INSERT INTO ${TABLE}(body, created_at, scope, ref) VALUES (?, 0, 's', 'r')`, [body]);
-  else db.run(`INSERT INTO ${TABLE}(docid, body, created_at, scope, ref) VALUES (?, ?, 0, 's', 'r')`, [docid, body]);
+  if (docid === undefined) db.run(`INSERT INTO ${TABLE}(terms, body, created_at, scope, ref) VALUES (?, ?, 0, 's', 'r')`, [analyze(body), body]);
+  else db.run(`INSERT INTO ${TABLE}(docid, terms, body, created_at, scope, ref) VALUES (?, ?, ?, 0, 's', 'r')`, [docid, analyze(body), body]);
 }
 
 const opened: Services[] = [];
@@ -59,7 +60,7 @@ describe('document lengths held per connection', () => {
     insert(db, words(13, 1)); // appended above the held docids
     expect(queryRows(db, 'SELECT docid FROM temp.recollect_doc_lengths_changed'), 'an append fires no trigger: imports pay nothing').toEqual([]);
     expect(heldIsExact(db)).toBe(true);
-    db.run(`UPDATE ${TABLE} SET body = ? WHERE docid = 5`, [words(17, 2)]);
+    db.run(`UPDATE ${TABLE} SET terms = ? WHERE docid = 5`, [analyze(words(17, 2))]);
     expect(heldIsExact(db)).toBe(true);
     db.run(`DELETE FROM ${TABLE} WHERE docid = 7`);
     insert(db, words(21, 3), 7); // an explicit docid below the top, as history events are indexed
@@ -88,7 +89,7 @@ describe('document lengths held per connection', () => {
     // The store's snapshot export (sql.js may reopen the connection) loses nothing either way.
     db.export();
     insert(db, words(5, 7));
-    db.run(`UPDATE ${TABLE} SET body = ? WHERE docid = 3`, [words(23, 8)]);
+    db.run(`UPDATE ${TABLE} SET terms = ? WHERE docid = 3`, [analyze(words(23, 8))]);
     if (heldLengths(db, TABLE)) expect(heldIsExact(db)).toBe(true);
 
     // A table dropped and made again takes its triggers with it: nothing stale is served.

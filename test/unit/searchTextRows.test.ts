@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEMORY_FTS } from '../../src/core/memory/memorySchema';
 import { searchFts, type SearchRequest } from '../../src/core/search/ftsSearch';
-import { sqliteSnippets } from '../../src/core/search/excerpts';
+import { snippets } from '../../src/core/search/excerpts';
 import type { Services } from '../../src/core/services';
 import { queryRows } from '../../src/core/store/sqlite';
 import { openTemp } from './helpers/tempStore';
@@ -64,9 +64,10 @@ describe('search_text reads each shown row once', () => {
     expect(found.ok && [...(found.rows?.values() ?? [])].map((r) => r.body)).toEqual(Array(3).fill('alpha beta gamma shared note'));
   });
 
-  it('search_text answers with the texts, references and SQLite snippet() excerpts read straight from the table', () => {
+  it('search_text answers with the texts, references and excerpts read straight from the table, every-word hits first, then partial ones', () => {
     const db = s.store.db;
     let hits = 0;
+    let partial = 0;
     for (const query of QUERIES)
       for (const scope of [undefined, 'project:webapp'])
         for (const top_k of [3, 20]) {
@@ -76,13 +77,19 @@ describe('search_text reads each shown row once', () => {
           if (!found.ok) throw new Error(found.reason);
           const ids = found.hits.map((h) => h.docid);
           const rows = new Map(queryRows(db, `SELECT docid, body, ref, scope FROM ${MEMORY_FTS} WHERE docid IN (${ids.join(',') || 'NULL'})`).map((x) => [Number(x.docid), x]));
-          const excerpts = sqliteSnippets(db, MEMORY_FTS, found.match, ids, 16);
+          const excerpts = snippets(db, MEMORY_FTS, found.match, ids, 16);
           expect(r.total).toBe(found.total);
-          expect(r.hits.map((h) => [h.id, h.text, h.snippet, h.scope])).toEqual(
-            ids.map((id) => [String(rows.get(id)?.ref), String(rows.get(id)?.body), excerpts.get(id), String(rows.get(id)?.scope)]),
+          expect(r.hits.slice(0, ids.length).map((h) => [h.id, h.text, h.snippet, h.scope, h.matched])).toEqual(
+            ids.map((id) => [String(rows.get(id)?.ref), String(rows.get(id)?.body), excerpts.get(id), String(rows.get(id)?.scope), 'all']),
           );
+          const rest = r.hits.slice(ids.length);
+          expect(rest.every((h) => h.matched === 'partial')).toBe(true);
+          expect(r.hits.length).toBeLessThanOrEqual(top_k);
           hits += r.hits.length;
+          partial += rest.length;
         }
     expect(hits).toBeGreaterThan(100);
+    // "naive budget" and "build cache" have rows holding one of the words only.
+    expect(partial).toBeGreaterThan(0);
   });
 });

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { foldToken, tokenize } from '../../src/core/search/snippet';
+import { tokenize } from '../../src/core/search/snippet';
+import { analyzeSpans } from '../../src/core/text/analyzer';
 
-/** The tokenizer as first written: one Unicode-property regex over the text, every token folded. */
+/** The analyzer's own terms and places: what the index holds, which the excerpt scan must find. */
 function referenceTokens(text: string): { start: number; end: number; folded: string }[] {
-  return [...text.matchAll(/[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\p{M}]*/gu)].map((m) => ({ start: m.index, end: m.index + m[0].length, folded: foldToken(m[0]) }));
+  const out: { start: number; end: number; folded: string }[] = [];
+  analyzeSpans(text, (folded, start, end) => out.push({ start, end, folded }));
+  return out;
 }
 
 // Letters that fold oddly (dotted I, final sigma, sharp s, ligatures, title case), combining
@@ -12,7 +15,8 @@ function referenceTokens(text: string): { start: number; end: number; folded: st
 const POOL = [
   'a', 'Z', 'q', '0', '9', '_', '-', ' ', '.', '@', '[', '`', '{', '\n', '\t',
   'é', 'É', 'ï', 'Ç', 'e\u0301', '\u0301', '\u0345', 'İ', 'ı', 'Σ', 'σ', 'ς', 'ß', 'ẞ', 'ﬁ', 'ǅ', 'Ø', 'Å',
-  'З', 'я', 'Ж', 'α', 'Ω', '中', '文', 'ア', '한', '١', '٣', '²', '½', 'Ⅻ',
+  'З', 'я', 'Ж', 'α', 'Ω', '中', '文', 'ア', '한', 'の', '髪', 'ー', 'ｶ', 'ﾞ', '\u3099', '㈱', '１', '١', '٣', '²', '½', 'Ⅻ',
+  'running', 'Dependencies', 'apply', 'ing', 'ed', 'ies',
   '𝐀', '𝒜', '😀', '\u{20000}', '\ud800', '\udc00', '\ue000', '\u{f0000}', '\u200d', '\u00a0', '…', '’',
 ];
 
@@ -27,7 +31,7 @@ function randomText(seed: number, length: number): string {
 }
 
 describe('excerpt tokenizer scanned by char code', () => {
-  it('finds the same tokens as the Unicode-property regex and compares them with query words as the folded tokens compare, on random mixed-script texts', () => {
+  it('finds the same terms at the same places as the analyzer and compares them with query terms as the terms compare, on random mixed-script texts', () => {
     let tokens = 0;
     let compared = 0;
     let matched = 0;
@@ -38,6 +42,7 @@ describe('excerpt tokenizer scanned by char code', () => {
       expect(got.count, text).toBe(want.length);
       expect(got.starts, text).toEqual(want.map((t) => t.start));
       expect(got.ends, text).toEqual(want.map((t) => t.end));
+      expect(got.terms, text).toEqual(want.map((t) => t.folded));
       tokens += want.length;
       // Query words: every folded token, and its prefixes, checked against every token both ways.
       const words = new Set<string>();

@@ -8,6 +8,7 @@ import { parseDailyFile, renderDailyFile, removeEntry, insertEntry, renderEntry 
 import { parseFrontMatter } from '../../src/core/memory/vault/frontMatter';
 import { classifyPath } from '../../src/core/memory/vault/vaultLayout';
 import { createFtsTableSql } from '../../src/core/search/ftsSearch';
+import { analyze } from '../../src/core/text/analyzer';
 
 function rng(seed: number) {
   let s = seed >>> 0;
@@ -98,7 +99,7 @@ describe('get_context query pruning', () => {
     for (let i = 0; i < 6000; i++) {
       // Zipf-ish: low word numbers are common.
       const words = Array.from({ length: r.int(3, 25) }, () => vocab[Math.floor(vocab.length * r.next() ** 3)] as string);
-      db.run('INSERT INTO memory_fts(body, created_at, scope, ref) VALUES (?, ?, ?, ?)', [words.join(' '), now - r.int(0, 800) * 86_400_000, r.pick(['global', 'project:a']), `x:${i}`]);
+      db.run('INSERT INTO memory_fts(terms, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)', [analyze(words.join(' ')), words.join(' '), now - r.int(0, 800) * 86_400_000, r.pick(['global', 'project:a']), `x:${i}`]);
     }
     db.exec('COMMIT');
     // Pruning keeps the rarest words and always at least one that matches.

@@ -1,4 +1,4 @@
-import { createFtsTableSql } from '../search/ftsSearch';
+import { createFtsTableSql, indexTerms } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import { queryRows, queryScalar, type Database } from '../store/sqlite';
@@ -157,7 +157,7 @@ function applyArchived(db: Database, op: Operation): void {
   const a = op as ChaptersArchived;
   for (const c of a.chapters) {
     if (queryScalar(db, 'SELECT 1 FROM chapters WHERE id = ?', [c.id])) continue;
-    db.run(`INSERT INTO ${CHAPTERS_FTS}(body, created_at, scope, ref) VALUES (?, ?, 'chapter', ?)`, [c.indexText, c.lastAt ?? a.at, c.id]);
+    db.run(`INSERT INTO ${CHAPTERS_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, 'chapter', ?)`, [indexTerms(c.indexText), c.indexText, c.lastAt ?? a.at, c.id]);
     db.run(
       `INSERT INTO chapters(id, session_id, start_seq, end_seq, title, summary, sha256, tokens, bytes, events, topics, first_at, last_at, created_at, fts_docid)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -166,7 +166,7 @@ function applyArchived(db: Database, op: Operation): void {
   }
   for (const p of a.plans) {
     if (queryScalar(db, 'SELECT 1 FROM chapter_plans WHERE id = ?', [p.id])) continue;
-    db.run(`INSERT INTO ${CHAPTERS_FTS}(body, created_at, scope, ref) VALUES (?, ?, 'plan', ?)`, [p.indexText, p.at ?? a.at, p.id]);
+    db.run(`INSERT INTO ${CHAPTERS_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, 'plan', ?)`, [indexTerms(p.indexText), p.indexText, p.at ?? a.at, p.id]);
     db.run(
       `INSERT INTO chapter_plans(id, chapter_id, session_id, seq, result_seq, tool_name, title, status, outline, verdict, sha256, tokens, at, fts_docid)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

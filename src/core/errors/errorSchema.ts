@@ -1,4 +1,4 @@
-import { createFtsTableSql } from '../search/ftsSearch';
+import { createFtsTableSql, indexTerms } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import { queryRows, queryScalar, type Database } from '../store/sqlite';
@@ -69,7 +69,7 @@ function applyErrorRecorded(db: Database, op: Operation): void {
     const keywords = mergeKeywords(JSON.parse(String(existing.keywords)) as string[], e.keywords);
     const cause = e.cause ?? (existing.cause === null ? null : String(existing.cause));
     const body = errorBody({ ...e, keywords, cause });
-    db.run(`UPDATE ${ERRORS_FTS} SET body = ?, created_at = ? WHERE docid = ?`, [body, e.at, existing.fts_docid as number]);
+    db.run(`UPDATE ${ERRORS_FTS} SET terms = ?, body = ?, created_at = ? WHERE docid = ?`, [indexTerms(body), body, e.at, existing.fts_docid as number]);
     db.run('UPDATE errors SET keywords = ?, cause = ?, last_recorded_at = ?, times_recorded = times_recorded + 1 WHERE hash = ?', [
       JSON.stringify(keywords),
       cause,
@@ -78,7 +78,8 @@ function applyErrorRecorded(db: Database, op: Operation): void {
     ]);
     return;
   }
-  db.run(`INSERT INTO ${ERRORS_FTS}(body, created_at, scope, hash) VALUES (?, ?, 'global', ?)`, [errorBody(e), e.at, e.hash]);
+  const body = errorBody(e);
+  db.run(`INSERT INTO ${ERRORS_FTS}(terms, body, created_at, scope, hash) VALUES (?, ?, ?, 'global', ?)`, [indexTerms(body), body, e.at, e.hash]);
   const docid = Number(queryScalar(db, 'SELECT last_insert_rowid()'));
   // A different digest under the same hash would violate the primary key and the store skips the
   // line with a warning; the writer refuses that case before journaling, so it only arises from a foreign journal.

@@ -1,5 +1,6 @@
 import { refuse, type Refusal } from '../refusal';
-import { searchFts, snippets } from '../search/ftsSearch';
+import { bodiesOf } from '../search/excerpts';
+import { matchedExcerpts, searchWithPartial } from '../search/partialMatches';
 import type { SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
 import { Conditions, queryRows, type SqlValue } from '../store/sqlite';
@@ -124,10 +125,10 @@ export class HistoryService {
 
   search(input: { query: string; limit: number; sort?: SearchSort; since?: number; before?: number; source?: string }) {
     const db = this.store.db;
-    const found = searchFts(db, HISTORY_FTS, { query: input.query, limit: input.limit, sort: input.sort ?? 'hybrid', scope: input.source, since: input.since, before: input.before, now: this.store.now });
+    const found = searchWithPartial(db, HISTORY_FTS, { query: input.query, limit: input.limit, sort: input.sort ?? 'hybrid', scope: input.source, since: input.since, before: input.before, now: this.store.now }, this.store.version);
     if (!found.ok) return refuse(found.reason);
     const ids = found.hits.map((h) => h.docid);
-    const excerpts = snippets(db, HISTORY_FTS, found.match, ids, 24);
+    const excerpts = matchedExcerpts(found, bodiesOf(db, HISTORY_FTS, ids), 24);
     const rows = new Map(
       queryRows(db, `SELECT e.id, e.run_id, e.kind, e.tool_name, s.id AS session_id, s.source, s.title FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.id IN (${ids.map(() => '?').join(',') || 'NULL'})`, ids).map((r) => [Number(r.id), r]),
     );
@@ -143,6 +144,7 @@ export class HistoryService {
         snippet: excerpts.get(h.docid) ?? '',
         at: iso(h.createdAt),
         score: Math.round(h.bm25 * 1000) / 1000,
+        matched: h.matched,
       };
     });
     return { ok: true as const, total: found.total, shown: hits.length, hits };

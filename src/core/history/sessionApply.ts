@@ -1,3 +1,4 @@
+import { indexTerms } from '../search/ftsSearch';
 import type { Database, SqlValue, Statement } from '../store/sqlite';
 import type { SessionChange, StoredEvent } from './historySchema';
 
@@ -80,8 +81,9 @@ export function applyWith(st: Statements, change: SessionChange, at: number): vo
     );
     st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
     if (isIndexed(e)) {
-      st.run(`INSERT INTO ${HISTORY_FTS}(docid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)`, [
-        id, e.toolName ? `${e.toolName} ${e.text}` : e.text, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
+      const body = indexedBody(e);
+      st.run(`INSERT INTO ${HISTORY_FTS}(docid, terms, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+        id, indexTerms(body), body, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
       ]);
     }
   }
@@ -100,6 +102,11 @@ function isIndexed(e: StoredEvent): boolean {
   return e.text.trim() !== '';
 }
 
+/** The text an event is found by: a tool call's name, then its text. */
+function indexedBody(e: StoredEvent): string {
+  return e.toolName ? `${e.toolName} ${e.text}` : e.text;
+}
+
 function eventValues(e: StoredEvent, runId: string): SqlValue[] {
   return [runId, e.seq, e.kind, e.text, e.blob, e.bytes, e.hash, e.at, e.toolName, e.callId, e.toolInput, e.isError ? 1 : 0, e.parentKey, e.rawType, e.model];
 }
@@ -114,7 +121,8 @@ function eventValues(e: StoredEvent, runId: string): SqlValue[] {
 class NewEvents {
   private nextId: number | undefined;
   private readonly keys = new Set<string>();
-  private toIndex: number[] = [];
+  /** Each event to index: its id and its body's index terms (analyzed here; the body itself is read from the row). */
+  private toIndex: [number, string][] = [];
 
   constructor(
     private readonly st: Statements,
@@ -144,7 +152,7 @@ class NewEvents {
       [id, this.sessionId, e.key, ...values],
     );
     this.keys.add(e.key);
-    if (isIndexed(e)) this.toIndex.push(id);
+    if (isIndexed(e)) this.toIndex.push([id, indexTerms(indexedBody(e))]);
   }
 
   /**
@@ -155,11 +163,11 @@ class NewEvents {
   index(): void {
     if (!this.toIndex.length) return;
     this.st.run(
-      `INSERT INTO ${HISTORY_FTS}(docid, body, created_at, scope, session_id, kind)
-       SELECT id, CASE WHEN coalesce(tool_name, '') = '' THEN text ELSE tool_name || ' ' || text END,
+      `INSERT INTO ${HISTORY_FTS}(docid, terms, body, created_at, scope, session_id, kind)
+       SELECT id, terms, CASE WHEN coalesce(tool_name, '') = '' THEN text ELSE tool_name || ' ' || text END,
          CASE WHEN typeof(t) = 'integer' AND t NOT BETWEEN -2147483648 AND 2147483647 THEN CAST(t AS REAL) ELSE t END,
          ?2, session_id, kind
-       FROM (SELECT *, coalesce(created_at, ?3) AS t FROM events WHERE id IN (SELECT value FROM json_each(?1)))
+       FROM (SELECT e.*, x.value ->> 1 AS terms, coalesce(e.created_at, ?3) AS t FROM json_each(?1) AS x JOIN events AS e ON e.id = x.value ->> 0)
        ORDER BY id`,
       [JSON.stringify(this.toIndex), this.scope, this.fallbackAt],
     );

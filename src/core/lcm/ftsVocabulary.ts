@@ -15,6 +15,8 @@ export interface TermTest {
   kind: 'contains' | 'suffix' | 'prefix';
   /** Folded (lower-case ASCII) letters and digits the term must contain, end with or start with. */
   part: string;
+  /** prefix: a term that is a shorter prefix of `part` passes too (a stem cut inside the literal). */
+  orShorter?: boolean;
 }
 
 /** Past this many terms the MATCH costs more than the scan it would save. */
@@ -39,10 +41,14 @@ interface SegmentTerms {
 
 /**
  * The term test a text holding `literal` passes, or undefined when none can be proven. Only
- * ASCII literals: unicode61's tokens are then the runs of [A-Za-z0-9] around them (every other
- * ASCII character separates), folded to lower case, whatever non-ASCII letters a token holds
- * beside them. `foldsBeyondAscii` (the u and i flags together, where ſ matches s and K matches k)
- * rules it out, as it does the literal check.
+ * ASCII literals: the analyzer's words are then the runs of [A-Za-z0-9] around them (every
+ * other ASCII character separates), folded to lower case, whatever non-ASCII letters a word
+ * holds beside them. A word of letters only is stemmed, and its term is then a prefix of it
+ * (src/core/text/analyzer.ts), which may end anywhere inside the literal: so a literal of
+ * letters only inside or at the end of a word proves nothing, and one at a word's start
+ * proves that the term begins with it or is one of its prefixes (`orShorter`). A literal with
+ * a digit lies in a word that is kept whole. `foldsBeyondAscii` (the u and i flags together,
+ * where ſ matches s and K matches k) rules it out, as it does the literal check.
  */
 export function termTest(literal: string, foldsBeyondAscii: boolean): TermTest | undefined {
   if (foldsBeyondAscii || !/^[\x00-\x7f]+$/.test(literal)) return undefined;
@@ -51,10 +57,11 @@ export function termTest(literal: string, foldsBeyondAscii: boolean): TermTest |
   if (!run) return undefined;
   const start = run.index;
   const end = start + run[0].length;
-  // A run that starts the literal may continue a longer token to its left; one that ends it may continue to its right.
-  if (start === 0 && end === lower.length) return { kind: 'contains', part: run[0] };
-  if (start === 0) return { kind: 'suffix', part: run[0] };
-  if (end === lower.length) return { kind: 'prefix', part: run[0] };
+  const whole = /[0-9]/.test(run[0]);
+  // A run that starts the literal may continue a longer word to its left; one that ends it may continue to its right.
+  if (start === 0 && end === lower.length) return whole ? { kind: 'contains', part: run[0] } : undefined;
+  if (start === 0) return whole ? { kind: 'suffix', part: run[0] } : undefined;
+  if (end === lower.length) return { kind: 'prefix', part: run[0], ...(whole ? {} : { orShorter: true }) };
   return undefined; // a whole word: ftsPrefilter's phrase serves it
 }
 
@@ -100,6 +107,18 @@ export class FtsVocabulary {
         matchedBytes += doclistBytes[termAt(starts, start)] ?? 0;
         if (found.size > MAX_TERMS || matchedBytes > indexBytes * MAX_DOCLIST_SHARE) return undefined;
         at = end - 1; // on to the next term (a prefix's needle starts at the newline that ends this one)
+      }
+    }
+    if (test.orShorter) {
+      for (let k = 1; k < test.part.length; k++) {
+        const needleK = `\n${test.part.slice(0, k)}\n`;
+        for (const { list, starts, doclistBytes } of lists) {
+          const at = list.indexOf(needleK);
+          if (at < 0) continue;
+          found.add(test.part.slice(0, k));
+          matchedBytes += doclistBytes[termAt(starts, at + 1)] ?? 0;
+        }
+        if (found.size > MAX_TERMS || matchedBytes > indexBytes * MAX_DOCLIST_SHARE) return undefined;
       }
     }
     return [...found].map((t) => `"${t}"`).join(' OR ');

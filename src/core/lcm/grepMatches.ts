@@ -1,6 +1,7 @@
 import { HISTORY_FTS } from '../history/historySchema';
 import { columnSource } from '../search/contentColumns';
 import type { Ranked } from '../search/rank';
+import type { Matched } from '../search/partialMatches';
 import { queryArrays, type Database, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
 import { LCM_SUMMARY_FTS } from './lcmSchema';
@@ -19,6 +20,8 @@ export interface GrepMatch {
   depth?: number;
   kind?: string;
   summaryId?: string;
+  /** full_text only: "all" when the text holds every word of the pattern, "partial" for a best any-word match filling up the list. */
+  matched?: Matched;
 }
 
 export type Source = 'message' | 'summary';
@@ -27,6 +30,8 @@ export interface Hit {
   source: Source;
   ranked: Ranked;
   snippet?: string;
+  /** full_text: whether the hit holds every word of the pattern or only some (partialMatches.ts). */
+  matched?: Matched;
 }
 
 /** The excerpts of one source's shown hits from their indexed texts (docid → body). */
@@ -70,13 +75,13 @@ export function presentHits(db: Database, hits: readonly Hit[], excerpt?: Excerp
       if (!r) return [];
       const [, c, kind, tool, summary] = r;
       const snippet = messages.snippets ? (messages.snippets.get(h.ranked.docid) ?? '') : (h.snippet ?? '');
-      return [{ id: h.ranked.docid, type: 'message', snippet, conversationId: conv(c), createdAt, role: String(kind), toolName: tool === null ? null : String(tool), coveredBy: summary === null ? null : String(summary) }];
+      return [{ id: h.ranked.docid, type: 'message', snippet, conversationId: conv(c), createdAt, role: String(kind), toolName: tool === null ? null : String(tool), coveredBy: summary === null ? null : String(summary), ...(h.matched ? { matched: h.matched } : {}) }];
     }
     const r = summaries.rows.get(h.ranked.docid);
     if (!r) return [];
     const [, c, sid, depth, kind] = r;
     const id = String(sid);
     const snippet = summaries.snippets ? (summaries.snippets.get(h.ranked.docid) ?? '') : (h.snippet ?? '');
-    return [{ id, type: 'summary', snippet, conversationId: conv(c), createdAt, depth: Number(depth), kind: String(kind), summaryId: id }];
+    return [{ id, type: 'summary', snippet, conversationId: conv(c), createdAt, depth: Number(depth), kind: String(kind), summaryId: id, ...(h.matched ? { matched: h.matched } : {}) }];
   });
 }

@@ -1,6 +1,7 @@
 import { HISTORY_FTS } from '../history/historySchema';
 import { refuse, type Refusal } from '../refusal';
-import { excerptsOf, searchFts } from '../search/ftsSearch';
+import { searchFts, type SearchRequest } from '../search/ftsSearch';
+import { anyWordMatch, matchedExcerpts, partialOnly, type MatchedHit } from '../search/partialMatches';
 import { sortValue, topK, type SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
 import { Conditions, queryArrays, queryRows, type SqlValue } from '../store/sqlite';
@@ -130,25 +131,51 @@ export class LcmGrep {
     }
     const db = this.store.db;
     const common = { query: req.pattern, limit: req.limit, sort: req.sort, since: req.since, before: req.before, now: this.store.now };
+    const search = (source: Source, more: Partial<SearchRequest>) => {
+      const table = source === 'message' ? HISTORY_FTS : LCM_SUMMARY_FTS;
+      const r = { ...common, ...more };
+      const narrow = scope.all ? {} : source === 'message' ? { filters: { session_id: scope.sessionId } } : { scope: scope.sessionId };
+      return searchFts(db, table, { ...r, ...narrow });
+    };
     const found: Hit[] = [];
-    const matched = new Map<Source, { match: string; total: number }>();
+    const matched = new Map<Source, { match: string; partialMatch?: string }>();
     let total = 0;
     for (const source of sources(req.scope)) {
-      const table = source === 'message' ? HISTORY_FTS : LCM_SUMMARY_FTS;
-      const narrow = scope.all ? {} : source === 'message' ? { filters: { session_id: scope.sessionId } } : { scope: scope.sessionId };
-      const r = searchFts(db, table, { ...common, ...narrow });
+      const r = search(source, {});
       if (!r.ok) return refuse(r.reason);
       total += r.total;
-      matched.set(source, { match: r.match, total: r.total });
-      for (const h of r.hits) found.push({ source, ranked: h });
+      matched.set(source, { match: r.match });
+      for (const h of r.hits) found.push({ source, ranked: h, matched: 'all' });
     }
     const best = topK(found.map((f) => f.ranked), req.limit);
-    const bySource = new Map(found.map((f) => [f.ranked, f]));
+    // Fewer every-word hits than asked for: each source returned all it has, and the best
+    // any-word matches of the rest fill up the list, after them (partialMatches.ts).
+    const need = req.limit - best.length;
+    const partial: Hit[] = [];
+    const partialIds = new Map<Source, Set<number>>();
+    if (need > 0) {
+      for (const source of sources(req.scope)) {
+        const table = source === 'message' ? HISTORY_FTS : LCM_SUMMARY_FTS;
+        const match = anyWordMatch(db, table, req.pattern, this.store.version);
+        if (match === undefined) continue;
+        const r = search(source, { match, anyPhrase: true });
+        if (!r.ok) continue;
+        const strict = found.filter((f) => f.source === source).map((f) => f.ranked);
+        const rest = partialOnly(r.hits, strict, need);
+        total += r.total - strict.length;
+        (matched.get(source) as { partialMatch?: string }).partialMatch = match;
+        partialIds.set(source, new Set(rest.map((h) => h.docid)));
+        for (const h of rest) partial.push({ source, ranked: h, matched: 'partial' });
+      }
+    }
+    const bestPartial = topK(partial.map((f) => f.ranked), need);
+    const bySource = new Map([...found, ...partial].map((f) => [f.ranked, f]));
     const excerpt: Excerpter = (source, texts) => {
       const m = matched.get(source);
-      return m ? excerptsOf(db, source === 'message' ? HISTORY_FTS : LCM_SUMMARY_FTS, m.match, texts, 24, m.total) : new Map();
+      return m ? matchedExcerpts({ match: m.match, partialMatch: m.partialMatch, hits: [...texts.keys()].map((docid) => ({ docid, matched: partialIds.get(source)?.has(docid) ? 'partial' : 'all' }) as MatchedHit) }, texts, 24) : new Map();
     };
-    return { hits: best.map((r) => bySource.get(r) as Hit), truncated: total > best.length, excerpt };
+    const hits = [...best, ...bestPartial].map((r) => bySource.get(r) as Hit);
+    return { hits, truncated: total > hits.length, excerpt };
   }
 
   private async regex(req: GrepRequest, scope: ConversationScope): Promise<{ hits: Hit[]; truncated: boolean; stats: Record<string, ScanStats>; stopped?: Stopped | undefined } | Refusal> {

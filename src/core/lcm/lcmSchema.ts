@@ -1,4 +1,4 @@
-import { createFtsTableSql } from '../search/ftsSearch';
+import { createFtsTableSql, indexTerms } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import { queryRows, queryScalar, type Database } from '../store/sqlite';
@@ -143,8 +143,8 @@ function applySummariesAdded(db: Database, op: Operation): void {
     s.sources.forEach((src, i) => db.run('INSERT INTO lcm_summary_sources(summary_id, ord, event_id, hash) VALUES (?, ?, ?, ?)', [s.id, i, src.eventId, src.hash]));
     s.childIds.forEach((child, i) => db.run('INSERT INTO lcm_summary_parents(parent_id, child_id, ord) VALUES (?, ?, ?)', [s.id, child, i]));
     for (const fileId of s.fileIds) db.run('INSERT OR IGNORE INTO lcm_summary_files(summary_id, file_id) VALUES (?, ?)', [s.id, fileId]);
-    db.run(`INSERT INTO ${LCM_SUMMARY_FTS}(docid, body, created_at, scope, summary_id, session_id, depth, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
-      n, s.content, s.latestAt ?? op.at, s.sessionId, s.id, s.sessionId, s.depth, s.kind,
+    db.run(`INSERT INTO ${LCM_SUMMARY_FTS}(docid, terms, body, created_at, scope, summary_id, session_id, depth, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+      n, indexTerms(s.content), s.content, s.latestAt ?? op.at, s.sessionId, s.id, s.sessionId, s.depth, s.kind,
     ]);
   }
 }

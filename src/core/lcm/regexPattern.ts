@@ -1,3 +1,4 @@
+import { cjkTerms, forEachRun, wordTerms } from '../text/analyzer';
 import { LinearRegex } from './linearRegex';
 
 /**
@@ -99,29 +100,58 @@ export function requiredLiterals(source: string): string[] {
 const usefulPrefix = (word: string): boolean => word.length >= (/^[0-9]+$/.test(word) ? 4 : 2);
 
 /**
- * An FTS4 MATCH expression every text containing `literal` satisfies (unicode61 folds case and
- * diacritics, so it is a superset), or undefined when the literal holds no whole word: a word
- * at the literal's start may be the tail of a longer word, so only words bounded inside it
- * count, and a last word that runs to the literal's end becomes a prefix (dropped when shorter
- * than usefulPrefix allows). The words are one phrase: inside the literal only separators lie between
- * them, so in any text holding the literal they are adjacent tokens, and a phrase narrows far
- * more than the same words anywhere. A \b in the pattern does not help: JavaScript's \b is
- * ASCII-only, so "é" + "clat" has a boundary the tokenizer does not see, and trusting it would
+ * An FTS4 MATCH expression every text containing `literal` satisfies, over the analyzed index
+ * (src/core/text/analyzer.ts, which folds case and diacritics, so it is a superset), or
+ * undefined when the literal holds nothing the index can prove:
+ * - a word bounded inside the literal is a whole word of any text holding the literal, whose
+ *   terms are its analysis; a word at the literal's start may be the tail of a longer one and
+ *   counts for nothing;
+ * - a CJK run's character pairs are the text's pairs wherever the run lies, except the last
+ *   character's when the run reaches the literal's end (marks in the text may join it), and a
+ *   lone character is a term only when bounded on both sides;
+ * - a word that runs to the literal's end begins a text's word X, whose term begins X (a stem
+ *   is a prefix of its word): with a digit in it X is not stemmed and its term begins the word;
+ *   else the term begins the word or is one of its shorter prefixes, an alternative of its own
+ *   ANDed with the phrase (dropped when shorter than usefulPrefix allows, or not ASCII).
+ * The terms that remain are one phrase: inside the literal only separators lie between them,
+ * so in any text holding the literal they are adjacent terms, and a phrase narrows far more
+ * than the same words anywhere. A \b in the pattern does not help: JavaScript's \b is
+ * ASCII-only, so "é" + "clat" has a boundary the analyzer does not see, and trusting it would
  * drop real matches.
  */
 export function ftsPrefilter(literal: string): string | undefined {
-  const words: string[] = [];
-  // The characters unicode61 keeps inside a token (letters, numbers, marks, private use).
-  const re = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(literal))) {
-    const start = m.index;
-    const end = start + m[0].length;
-    if (start === 0) continue;
-    if (end < literal.length) words.push(m[0]);
-    else if (usefulPrefix(m[0])) words.push(`${m[0]}*`);
-  }
-  return words.length ? `"${words.join(' ')}"` : undefined;
+  const terms: string[] = [];
+  let tail: string | undefined;
+  const n = literal.length;
+  forEachRun(literal, (start, end, cjk, ascii) => {
+    if (cjk) {
+      const pairs: string[] = [];
+      cjkTerms(literal, start, end, 0, (t) => pairs.push(t));
+      const lone = pairs.length === 1 && end - start <= 2 && [...(pairs[0] as string)].length === 1;
+      if (lone) {
+        if (start > 0 && end < n) terms.push(pairs[0] as string);
+        return;
+      }
+      terms.push(...(end < n ? pairs : pairs.slice(0, -1)));
+      return;
+    }
+    if (start === 0) return;
+    const word = literal.slice(start, end);
+    if (end < n) {
+      terms.push(...wordTerms(word));
+      return;
+    }
+    if (!ascii || !usefulPrefix(word)) return;
+    const folded = word.toLowerCase();
+    if (/[0-9]/.test(folded)) tail = `${folded}*`;
+    else {
+      const shorter = Array.from({ length: folded.length - 1 }, (_, k) => `"${folded.slice(0, k + 1)}"`);
+      tail = `("${folded}*" OR ${shorter.join(' OR ')})`;
+    }
+  });
+  if (tail?.endsWith('*') && !tail.startsWith('(')) return `"${[...terms, tail].join(' ')}"`;
+  const phrase = terms.length ? `"${terms.join(' ')}"` : '';
+  return [phrase, tail].filter((p) => p).join(' ') || undefined;
 }
 
 /** The regex construct a full_text pattern holds, if any; full_text searches words, not patterns. */

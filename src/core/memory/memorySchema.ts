@@ -1,4 +1,4 @@
-import { createFtsTableSql } from '../search/ftsSearch';
+import { createFtsTableSql, indexTerms } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import { queryRows, queryScalar, type Database } from '../store/sqlite';
@@ -119,8 +119,10 @@ function applyFactSaved(db: Database, op: Operation): void {
     // Superseded values stay in the ledger (history) but leave the keyword index of current memory.
     if (docid !== null) db.run(`DELETE FROM ${MEMORY_FTS} WHERE docid = ?`, [docid as number]);
   }
-  db.run(`INSERT INTO ${MEMORY_FTS}(body, created_at, scope, ref) VALUES (?, ?, ?, ?)`, [
-    `${f.subject} ${f.predicate} ${f.object}`,
+  const body = `${f.subject} ${f.predicate} ${f.object}`;
+  db.run(`INSERT INTO ${MEMORY_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)`, [
+    indexTerms(body),
+    body,
     f.at,
     f.scope,
     `fact:${f.id}`,

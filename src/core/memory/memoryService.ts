@@ -1,6 +1,6 @@
 import { newId } from '../ids';
 import { refuse, type Refusal } from '../refusal';
-import { excerptsOf, searchFts } from '../search/ftsSearch';
+import { matchedExcerpts, searchWithPartial } from '../search/partialMatches';
 import type { SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
 import { Conditions, queryRows, type Database } from '../store/sqlite';
@@ -156,12 +156,12 @@ export class MemoryService {
     const db = this.store.db;
     const topK = input.top_k ?? 20;
     // The shown rows are read once, with created_at where the scorer reads it, for both the excerpt and the fields.
-    const found = searchFts(db, MEMORY_FTS, { query: input.query, limit: topK, sort: input.sort ?? 'relevance', scope: input.scope, now: this.store.now, columns: ['body', 'ref', 'scope'] });
+    const found = searchWithPartial(db, MEMORY_FTS, { query: input.query, limit: topK, sort: input.sort ?? 'relevance', scope: input.scope, now: this.store.now, columns: ['body', 'ref', 'scope'] }, this.store.version);
     if (!found.ok) return refuse(found.reason);
     const ids = found.hits.map((h) => h.docid);
     const refs = found.rows ?? new Map<number, Record<string, unknown>>();
     const texts = new Map(ids.map((id) => [id, bodyOf(refs.get(id))]));
-    const excerpts = excerptsOf(db, MEMORY_FTS, found.match, texts, 16, found.total);
+    const excerpts = matchedExcerpts(found, texts, 16);
     // Only note chunks are in note_chunks (ref note:…): most answers need no lookup at all.
     const chunks = chunkRefs(db, ids.filter((id) => String(refs.get(id)?.ref ?? '').startsWith('note:')));
     const hits = found.hits.map((h) => {
@@ -178,6 +178,7 @@ export class MemoryService {
         scope: String(row?.scope ?? ''),
         created_at: iso(h.createdAt),
         score: round(h.bm25),
+        matched: h.matched,
       };
     });
     return { ok: true as const, query: input.query, hits, total: found.total, shown: hits.length, index: this.vault.index() };

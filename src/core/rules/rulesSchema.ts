@@ -1,4 +1,4 @@
-import { createFtsTableSql } from '../search/ftsSearch';
+import { createFtsTableSql, indexTerms } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import { queryScalar, type Database } from '../store/sqlite';
@@ -67,7 +67,8 @@ const MIGRATIONS = [
 function applyProposed(db: Database, op: Operation): void {
   const r = op as RuleProposed;
   if (queryScalar(db, 'SELECT 1 FROM rules WHERE id = ?', [r.id])) return;
-  db.run(`INSERT INTO ${RULES_FTS}(body, created_at, scope, ref) VALUES (?, ?, ?, ?)`, [`${r.text}\n${r.category}`, r.at, r.scope, r.id]);
+  const body = `${r.text}\n${r.category}`;
+  db.run(`INSERT INTO ${RULES_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)`, [indexTerms(body), body, r.at, r.scope, r.id]);
   const docid = Number(queryScalar(db, 'SELECT last_insert_rowid()'));
   db.run(
     'INSERT INTO rules(id, text, scope, target, category, rationale, proposed_by, session_id, proposed_at, fts_docid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',

@@ -10,16 +10,23 @@ export { excerptsOf, snippets } from './excerpts';
 
 /**
  * Every searchable aggregate keeps one FTS4 table with this layout, so one scorer serves all:
- * column 0 `body` is the only indexed text; `created_at` (epoch ms) and `scope` are stored
- * but not indexed; further columns are the aggregate's own references. searchFts reads the
- * table's %_docsize and %_stat shadow tables directly, so it must stay plain fts4 (no
- * matchinfo=fts3, which drops them).
+ * column 0 `terms` is the only indexed column and holds the text's index terms as the analyzer
+ * spells them (src/core/text/analyzer.ts: folded, stemmed, CJK in pairs, joined by spaces, so
+ * FTS4's `simple` tokenizer splits exactly at its terms); `body` is the original text, stored
+ * but not indexed, which excerpts read; `created_at` (epoch ms) and `scope` are stored but not
+ * indexed; further columns are the aggregate's own references. A row's length (matchinfo 'l',
+ * %_docsize) is thus its count of analyzed terms, as the query's terms are counted. searchFts
+ * reads the table's %_docsize and %_stat shadow tables directly, so it must stay plain fts4
+ * (no matchinfo=fts3, which drops them).
  */
 export function createFtsTableSql(table: string, extraColumns: readonly string[] = []): string {
-  const cols = ['body', 'created_at', 'scope', ...extraColumns];
+  const cols = ['terms', 'body', 'created_at', 'scope', ...extraColumns];
   const notIndexed = cols.slice(1).map((c) => `notindexed=${c}`);
-  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts4(${[...cols, ...notIndexed, "tokenize=unicode61 \"remove_diacritics=2\""].join(', ')});`;
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts4(${[...cols, ...notIndexed, 'tokenize=simple'].join(', ')});`;
 }
+
+/** The terms column's value for a text: what every writer of an FTS table stores beside the body. */
+export { analyze as indexTerms } from '../text/analyzer';
 
 export interface SearchRequest {
   query: string;
@@ -32,8 +39,14 @@ export interface SearchRequest {
   now: number;
   /** Equality on the table's own extra columns (lcm_grep: session_id); names are checked, values bound. */
   filters?: Readonly<Record<string, SqlValue>>;
-  /** Any phrase may match instead of every one (OR); BM25 sums what each match holds, so holding more ranks higher (chapters_rules, chapters_search's fallback). */
+  /**
+   * Any phrase may match instead of every one (OR), each pair of a CJK run on its own; BM25 sums
+   * what each match holds, so holding more ranks higher (chapters_rules, chapters_search's
+   * fallback, the partial matches of searchWithPartial).
+   */
   anyPhrase?: boolean;
+  /** An already analyzed MATCH expression (parseMatchQuery's phrases) searched instead of `query`'s: terms are not analyzed twice. */
+  match?: string;
   /** Only rows from this docid on: FTS4 applies it while walking the doclists (get_context ranks only the newest matches of a word most rows hold). */
   minDocid?: number;
   /**
@@ -94,10 +107,9 @@ const EXTRA_ROWS_READ = 20;
  *   as one JSON array (readByDocid).
  */
 export function searchFts(db: Database, table: string, req: SearchRequest): SearchOutcome {
-  const strict = parseMatchQuery(req.query);
+  const strict = req.match === undefined ? parseMatchQuery(req.query) : { match: req.match, anyMatch: req.match };
   if (!strict) return { ok: false, reason: `query "${req.query.slice(0, 80)}" has no searchable words (letters or digits)` };
-  // Every phrase is quoted and cannot hold a quote, so joining them with OR injects nothing.
-  const parsed = req.anyPhrase ? { ...strict, match: strict.match.match(/"[^"]*"\*?/g)?.join(' OR ') ?? strict.match } : strict;
+  const parsed = { match: req.anyPhrase ? strict.anyMatch : strict.match };
 
   const where = new Conditions(`${table} MATCH ?`, parsed.match)
     .addIf(req.scope, 'scope = ?')

@@ -4,85 +4,36 @@
  * pass walks tens of thousands of doclist entries to keep 20 rows). It follows FTS4's own
  * rules — candidate fragments end at each phrase hit, a phrase scores 1000 the first time it is
  * covered and 1 for each further hit, the chosen fragment is shifted to centre its hits, up to
- * four fragments when one cannot cover every phrase — so the excerpts read as before; the
- * differential test compares them with SQLite's snippet() on real transcripts.
+ * four fragments when one cannot cover every phrase — over the text's index terms as the
+ * analyzer finds them (src/core/text/analyzer.ts), each at its place in the original text, so
+ * the excerpt shows and highlights the original words. SQLite's own snippet() would show the
+ * indexed terms column instead; the differential test runs these rules over that column
+ * (termSnippetOf) and compares the two on real transcripts.
  */
 
+import { cjkTerms, forEachRun, stemWord, wordTerms } from '../text/analyzer';
 import { queryWords, wordPositions, type QueryWords } from './snippetWords';
 
-/** Characters unicode61 starts a token with, and those it continues one with (diacritics join the token). */
-const TOKEN = /[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{Co}\p{M}]*/gu;
-const TOKEN_START = /^[\p{L}\p{N}\p{Co}]$/u;
-const TOKEN_MARK = /^\p{M}$/u;
-const MARKS = /\p{M}/gu;
-
-/** A text's tokens: where each starts and ends, and whether it equals (or, as a prefix, begins with) a folded query word. */
+/** A text's terms: where each lies in the text, and whether it equals (or, as a prefix, begins with) a query term. */
 export interface Tokens {
   count: number;
   starts: ArrayLike<number>;
   ends: ArrayLike<number>;
-  /** 1 for a token of ASCII characters only. */
+  /** 1 for a word of ASCII characters only, whose term is its lower case, stemmed (a prefix of it). */
   plain: ArrayLike<number>;
   is(i: number, word: string, prefix: boolean): boolean;
 }
 
 /**
- * Folded non-ASCII tokens: normalize('NFD') was the largest single cost of an excerpt on rare
- * words, and the same words recur from one text to the next. A pure function of its input.
- */
-const foldedWords = new Map<string, string>();
-
-/** unicode61 with remove_diacritics: case folded, diacritics dropped. */
-export function foldToken(word: string): string {
-  if (/^[\x00-\x7f]*$/.test(word)) return word.toLowerCase();
-  let folded = foldedWords.get(word);
-  if (folded === undefined) {
-    folded = word.normalize('NFD').replace(MARKS, '').toLowerCase();
-    if (foldedWords.size >= 65536) foldedWords.clear();
-    foldedWords.set(word, folded);
-  }
-  return folded;
-}
-
-const STARTS = 1;
-const CONTINUES = 2;
-/**
- * TOKEN's classes for the code points above ASCII met so far. Running a Unicode-property regex
- * over every text, and folding every token, cost most of an excerpt on texts with a single
- * non-ASCII character (half of real chat messages): texts are scanned by char code instead and
- * only the rare code point is classified by the regex, once. The Basic Multilingual Plane's
- * classes sit in a table (class + 1, 0 for not met yet), the rest in a map.
- */
-const bmpClasses = new Uint8Array(0x10000);
-const classes = new Map<number, number>();
-
-function classOf(codePoint: number): number {
-  if (codePoint < 0x10000) {
-    const known = bmpClasses[codePoint] as number;
-    if (known) return known - 1;
-  } else {
-    const known = classes.get(codePoint);
-    if (known !== undefined) return known;
-  }
-  const ch = String.fromCodePoint(codePoint);
-  const c = TOKEN_START.test(ch) ? STARTS : TOKEN_MARK.test(ch) ? CONTINUES : 0;
-  if (codePoint < 0x10000) bmpClasses[codePoint] = c + 1;
-  else {
-    if (classes.size >= 65536) classes.clear();
-    classes.set(codePoint, c);
-  }
-  return c;
-}
-
-/**
- * Where the last scan put its tokens. An excerpt is built synchronously from one scan, so one set
+ * Where the last scan put its terms. An excerpt is built synchronously from one scan, so one set
  * of buffers, grown as needed, serves every text: arrays pushed token by token, and the garbage
  * they left, were a third of an excerpt's cost on long tool outputs.
  */
 let scanStarts = new Int32Array(1024);
 let scanEnds = new Int32Array(1024);
-/** 1 for a token of ASCII characters only. */
 let scanPlain = new Uint8Array(1024);
+/** The term of each token that is not plain (a plain word's term is computed only when compared). */
+let scanTerms: (string | undefined)[] = [];
 
 function grow(): void {
   const n = scanStarts.length * 2;
@@ -97,81 +48,72 @@ function grow(): void {
   scanPlain = plain;
 }
 
-/** The tokens TOKEN finds, scanned by char code into the scan buffers; returns how many. */
+/** The text's terms, as the index holds them, into the scan buffers; returns how many. */
 function scan(text: string): number {
   let count = 0;
-  let start = -1;
-  let ascii = 1;
-  const n = text.length;
-  for (let i = 0; i < n; ) {
-    const c = text.charCodeAt(i);
-    let cls: number;
-    let width = 1;
-    if (c < 128) {
-      const lower = c | 32;
-      cls = (c >= 48 && c <= 57) || (lower >= 97 && lower <= 122) ? STARTS : 0;
-    } else {
-      const cp = text.codePointAt(i) as number;
-      if (cp > 0xffff) width = 2;
-      cls = classOf(cp);
-    }
-    if (start < 0) {
-      if (cls === STARTS) {
-        start = i;
-        ascii = c < 128 ? 1 : 0;
-      }
-    } else if (cls === 0) {
-      if (count === scanStarts.length) grow();
-      scanStarts[count] = start;
-      scanEnds[count] = i;
-      scanPlain[count] = ascii;
-      count++;
-      start = -1;
-    } else if (c >= 128) ascii = 0;
-    i += width;
-  }
-  if (start >= 0) {
+  const push = (start: number, end: number, plain: number, term: string | undefined) => {
     if (count === scanStarts.length) grow();
     scanStarts[count] = start;
-    scanEnds[count] = n;
-    scanPlain[count] = ascii;
+    scanEnds[count] = end;
+    scanPlain[count] = plain;
+    scanTerms[count] = term;
     count++;
-  }
+  };
+  forEachRun(text, (start, end, cjk, ascii) => {
+    if (ascii) push(start, end, 1, undefined);
+    else if (cjk) cjkTerms(text, start, end, 0, (t, s, e) => push(s, e, 0, t));
+    else for (const t of wordTerms(text.slice(start, end))) push(start, end, 0, t);
+  });
+  if (scanTerms.length > count * 4 && scanTerms.length > 4096) scanTerms = scanTerms.slice(0, count);
   return count;
 }
 
 /**
- * `text`'s tokens as a scan found them. A token of ASCII characters is compared with a query
- * word in place, letter case folded by code; any other token is folded with foldToken once,
- * when first compared.
+ * `text`'s tokens as a scan found them. A plain word is ruled out by comparing its characters
+ * with the query term in place (its term begins it, letter case folded by code), and stemmed
+ * only when it begins with the term; any other token's term was found by the scan.
  */
-function tokensOf(text: string, count: number, starts: ArrayLike<number>, ends: ArrayLike<number>, plain: ArrayLike<number>): Tokens {
-  const folded: (string | undefined)[] = [];
+function tokensOf(text: string, count: number, starts: ArrayLike<number>, ends: ArrayLike<number>, plain: ArrayLike<number>, terms: (string | undefined)[]): Tokens {
+  const stemmed = new Array<string | undefined>(count);
   const is = (i: number, word: string, prefix: boolean) => {
     const s = starts[i] as number;
     const e = ends[i] as number;
     if (plain[i]) {
-      if (prefix ? e - s < word.length : e - s !== word.length) return false;
+      if (e - s < word.length) return false;
       for (let k = 0; k < word.length; k++) {
         let c = text.charCodeAt(s + k);
         if (c >= 65 && c <= 90) c += 32;
         if (c !== word.charCodeAt(k)) return false;
       }
-      return true;
+      const term = (stemmed[i] ??= stemWord(text.slice(s, e).toLowerCase()));
+      return prefix ? term.length >= word.length : term === word;
     }
-    // Folding keeps an ASCII first character as it is, lower-cased: most tokens are ruled out by it.
-    const first = text.charCodeAt(s);
-    if (first < 128 && (first >= 65 && first <= 90 ? first + 32 : first) !== word.charCodeAt(0)) return false;
-    const f = (folded[i] ??= foldToken(text.slice(s, e)));
-    return prefix ? f.startsWith(word) : f === word;
+    const term = terms[i] as string;
+    return prefix ? term.startsWith(word) : term === word;
   };
   return { count, starts, ends, plain, is };
 }
 
-/** The tokens TOKEN finds, scanned by char code, in arrays of their own (the next scan leaves them alone). */
-export function tokenize(text: string): Tokens {
+/** The terms a scan finds, in arrays of their own (the next scan leaves them alone). */
+export function tokenize(text: string): Tokens & { terms: string[] } {
   const n = scan(text);
-  return tokensOf(text, n, Array.from(scanStarts.subarray(0, n)), Array.from(scanEnds.subarray(0, n)), scanPlain.slice(0, n));
+  const tokens = tokensOf(text, n, Array.from(scanStarts.subarray(0, n)), Array.from(scanEnds.subarray(0, n)), scanPlain.slice(0, n), scanTerms.slice(0, n));
+  const terms = Array.from({ length: n }, (_, i) => scanTerms[i] ?? stemWord(text.slice(scanStarts[i] as number, scanEnds[i] as number).toLowerCase()));
+  return { ...tokens, terms };
+}
+
+/** The tokens of an indexed terms column as FTS4's simple tokenizer reads it: the runs between spaces. */
+function termColumnTokens(terms: string): Tokens {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const words: string[] = [];
+  for (const m of terms.matchAll(/[^ ]+/g)) {
+    starts.push(m.index);
+    ends.push(m.index + m[0].length);
+    words.push(m[0]);
+  }
+  const is = (i: number, word: string, prefix: boolean) => (prefix ? (words[i] as string).startsWith(word) : words[i] === word);
+  return { count: words.length, starts, ends, plain: new Uint8Array(words.length), is };
 }
 
 export interface SnippetPhrase {
@@ -180,13 +122,13 @@ export interface SnippetPhrase {
   prefix: boolean;
 }
 
-/** The phrases of a MATCH expression that parseMatchQuery built: every phrase quoted, optionally ending in *. */
+/** The phrases of a MATCH expression that parseMatchQuery built: every phrase quoted, its index terms separated by spaces, optionally ending in *. */
 export function phrasesOfMatch(match: string): SnippetPhrase[] {
   const out: SnippetPhrase[] = [];
   for (const m of match.matchAll(/"([^"]*)"/g)) {
     const body = m[1] as string;
     const prefix = body.endsWith('*');
-    const tokens = (prefix ? body.slice(0, -1) : body).match(TOKEN)?.map(foldToken) ?? [];
+    const tokens = (prefix ? body.slice(0, -1) : body).split(' ').filter((t) => t !== '');
     if (tokens.length) out.push({ tokens, prefix });
   }
   return out;
@@ -285,25 +227,44 @@ function shift(f: Fragment, size: number, tokenCount: number): Fragment {
   return { ...f, pos: f.pos + by, highlight: new Set([...f.highlight].map((h) => h - by).filter((h) => h >= 0)) };
 }
 
-/** fts3SnippetText: the fragment's tokens with what lies between them, hits in open/close, ellipses where text was cut. */
+/**
+ * fts3SnippetText: the fragment's text from its first token to its last, hits in open/close,
+ * ellipses where text was cut. A hit is marked over the original characters its term came
+ * from; hits that overlap or touch (the pairs of a CJK word, the parts of one folded word) are
+ * one mark.
+ */
 function fragmentText(text: string, tokens: Tokens, f: Fragment, index: number, isLast: boolean, size: number, open: string, close: string, ellipsis: string): string {
-  let out = '';
   // A text with no tokens at all comes back whole, as FTS4 appends what follows the last token.
   if (f.pos >= tokens.count) return text;
   const firstStart = tokens.starts[f.pos] as number;
-  if (f.pos > 0 || index > 0) out += ellipsis;
-  else out += text.slice(0, firstStart);
-  let prevEnd = firstStart;
-  for (let i = f.pos; i < f.pos + size; i++) {
-    if (i >= tokens.count) return out + text.slice(prevEnd);
-    const start = tokens.starts[i] as number;
+  const last = Math.min(f.pos + size, tokens.count) - 1;
+  let fragEnd = 0;
+  for (let i = f.pos; i <= last; i++) fragEnd = Math.max(fragEnd, tokens.ends[i] as number);
+  let out = f.pos > 0 || index > 0 ? ellipsis : text.slice(0, firstStart);
+  let at = firstStart;
+  let markStart = -1;
+  let markEnd = -1;
+  const flush = () => {
+    if (markStart < 0) return;
+    out += text.slice(at, markStart) + open + text.slice(markStart, markEnd) + close;
+    at = markEnd;
+    markStart = -1;
+  };
+  for (let i = f.pos; i <= last; i++) {
+    if (!f.highlight.has(i - f.pos)) continue;
+    const start = Math.max(tokens.starts[i] as number, at);
     const end = tokens.ends[i] as number;
-    if (i > f.pos) out += text.slice(prevEnd, start);
-    const hit = f.highlight.has(i - f.pos);
-    out += hit ? open + text.slice(start, end) + close : text.slice(start, end);
-    prevEnd = end;
+    if (end <= start) continue;
+    if (markStart >= 0 && start <= markEnd) markEnd = Math.max(markEnd, end);
+    else {
+      flush();
+      markStart = start;
+      markEnd = end;
+    }
   }
-  if (f.pos + size >= tokens.count) return out + text.slice(prevEnd);
+  flush();
+  out += text.slice(at, fragEnd);
+  if (f.pos + size >= tokens.count) return out + text.slice(fragEnd);
   return isLast ? out + ellipsis : out;
 }
 
@@ -318,12 +279,20 @@ export function snippetOf(text: string, phrases: readonly SnippetPhrase[], token
 /** snippetOf for the texts of one query: its words are gathered once. */
 export function snippetsOf(phrases: readonly SnippetPhrase[], tokens: number, open = '[', close = ']', ellipsis = '…'): (text: string) => string {
   const words = queryWords(phrases);
-  return (text) => excerpt(text, phrases, words, tokens, open, close, ellipsis);
+  // The scan buffers serve as they are: nothing else scans until this excerpt is built.
+  return (text) => excerpt(text, tokensOf(text, scan(text), scanStarts, scanEnds, scanPlain, scanTerms), phrases, words, tokens, open, close, ellipsis);
 }
 
-function excerpt(text: string, phrases: readonly SnippetPhrase[], words: QueryWords | null, tokens: number, open: string, close: string, ellipsis: string): string {
-  // The scan buffers serve as they are: nothing else scans until this excerpt is built.
-  const toks = tokensOf(text, scan(text), scanStarts, scanEnds, scanPlain);
+/**
+ * The same rules over a row's indexed terms column, read as FTS4's simple tokenizer reads it:
+ * what SQLite's own snippet() of that column returns, which the differential test compares
+ * with, so the rules stay FTS4's.
+ */
+export function termSnippetOf(terms: string, phrases: readonly SnippetPhrase[], tokens: number, open = '[', close = ']', ellipsis = '…'): string {
+  return excerpt(terms, termColumnTokens(terms), phrases, null, tokens, open, close, ellipsis);
+}
+
+function excerpt(text: string, toks: Tokens, phrases: readonly SnippetPhrase[], words: QueryWords | null, tokens: number, open: string, close: string, ellipsis: string): string {
   const positions = words ? wordPositions(toks, words, text) : phrasePositions(toks, phrases);
   const lengths = phrases.map((p) => p.tokens.length);
   let fragments: Fragment[] = [];

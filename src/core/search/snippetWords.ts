@@ -54,8 +54,8 @@ let masks = new Uint32Array(1024);
 
 /**
  * Each phrase's positions (the index of its LAST token, as FTS4's position lists report a
- * phrase) among the tokens of `text`. A token of ASCII characters is compared with a word in
- * place, letter case folded by code, exactly as Tokens.is compares it; any other token goes
+ * phrase) among the tokens of `text`. A token of ASCII characters is first compared with a
+ * word's beginning in place, letter case folded by code; what passes, and any other token, goes
  * through Tokens.is itself.
  */
 export function wordPositions(tokens: Tokens, q: QueryWords, text: string): number[][] {
@@ -72,13 +72,15 @@ export function wordPositions(tokens: Tokens, q: QueryWords, text: string): numb
       for (let k = 0; k < n; k++) {
         const word = codes[k] as Uint16Array;
         const w = word.length;
-        if (prefix[k] ? length < w : length !== w) continue;
+        // A plain word's term (its stem) begins it: a word that does not begin with the term is out
+        // without stemming it, and Tokens.is stems only the rest.
+        if (length < w) continue;
         let j = 0;
         for (; j < w; j++) {
           const c = text.charCodeAt(s + j);
           if ((c >= 65 && c <= 90 ? c + 32 : c) !== word[j]) break;
         }
-        if (j === w) mask |= 1 << k;
+        if (j === w && tokens.is(i, q.words[k] as string, prefix[k] as boolean)) mask |= 1 << k;
       }
     } else {
       for (let k = 0; k < n; k++) if (tokens.is(i, q.words[k] as string, prefix[k] as boolean)) mask |= 1 << k;

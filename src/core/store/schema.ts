@@ -1,4 +1,5 @@
-import type { Database } from './sqlite';
+import { ANALYSIS_VERSION } from '../text/analyzer';
+import { queryScalar, type Database } from './sqlite';
 import type { Operation } from './journal';
 
 /** How one aggregate applies a journal operation to the database. Must be deterministic. */
@@ -14,6 +15,9 @@ export interface StoreModule {
   appliers: Readonly<Record<string, Applier>>;
 }
 
+/** The text analysis (ANALYSIS_VERSION) the database's search indexes were built with: a store opened with another is rebuilt from its journal (storeOpen.ts). */
+export const ANALYSIS_KEY = 'text_analysis';
+
 const CORE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
@@ -21,6 +25,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 /** Brings every module's schema up to date; returns how many migrations ran. */
 export function migrate(db: Database, modules: readonly StoreModule[]): number {
   db.exec(CORE_SCHEMA);
+  // A database that starts empty has its search indexes built by this build's text analysis.
+  if (readMeta(db, ANALYSIS_KEY) === undefined && queryScalar(db, 'SELECT count(*) FROM meta') === 0) writeMeta(db, ANALYSIS_KEY, ANALYSIS_VERSION);
   let ran = 0;
   for (const mod of modules) {
     const key = `schema:${mod.name}`;

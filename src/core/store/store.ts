@@ -191,10 +191,20 @@ export class Store {
     if (this.journal.unchangedSince(this.offset)) return;
     const db = this.database;
     const started = performance.now();
+    const progress = this.options.onReplayProgress;
+    const total = progress ? this.journal.size() : 0;
+    const step = Math.max(1, Math.floor(total / 100));
+    let told = this.offset;
     this.batch.run(db, () => {
       this.offset = this.journal.readFrom(
         this.offset,
-        (op) => this.applyOne(op),
+        (op, end) => {
+          this.applyOne(op);
+          if (progress && end - told >= step) {
+            told = end;
+            progress(end, total);
+          }
+        },
         (problem) => {
           this.skippedLines++;
           this.warnings.push(`journal line at byte ${problem.offset} skipped: ${problem.reason}`);
@@ -203,6 +213,7 @@ export class Store {
       writeMeta(db, OFFSET_KEY, String(this.offset));
       writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
     });
+    if (progress && told > 0 && told < this.offset) progress(this.offset, Math.max(total, this.offset));
     this.replayMsUncovered += performance.now() - started;
   }
 

@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { StoreCorruptError } from './errors';
+import { ANALYSIS_VERSION } from '../text/analyzer';
 import { Journal, SEALED_DIR } from './journal';
-import { migrate, readMeta, type StoreModule } from './schema';
+import { ANALYSIS_KEY, migrate, readMeta, type StoreModule } from './schema';
 import { DatabaseFile } from './databaseFile';
 import { openSnapshot, setAside } from './snapshot';
 import { loadSqlJs, tuneConnection as tune, type Database } from './sqlite';
@@ -35,6 +36,12 @@ export interface StoreOptions {
   autoCompact?: boolean;
   /** Smallest database an idle checkpoint compacts (default 16 MB, compaction.ts). */
   compactMinBytes?: number;
+  /**
+   * Told how far a replay from the journal's start has come (a snapshot whose search indexes
+   * another text analysis built, a rebuild): the journal bytes applied and all there are, at
+   * most every 1% and at the end. The CLI prints it to stderr; the extension shows it.
+   */
+  onReplayProgress?: (doneBytes: number, totalBytes: number) => void;
   now?: () => number;
 }
 
@@ -43,6 +50,13 @@ export const STORE_FILES = { snapshot: 'store.sqlite', journal: 'journal.jsonl',
 export const OFFSET_KEY = 'journal_offset';
 /** Journal lines skipped so far; kept in the database so the count survives checkpoints and restarts. */
 export const PROBLEMS_KEY = 'journal_problems';
+function analysisOf(db: Database): string | undefined {
+  try {
+    return readMeta(db, ANALYSIS_KEY);
+  } catch {
+    return undefined; // no meta table: nothing this build wrote
+  }
+}
 
 /** What an open learned before it failed: damage found in the snapshot, and the file it reads. */
 export interface OpenAttempt {
@@ -86,7 +100,7 @@ export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Pr
   const journal = new Journal(path.join(home, STORE_FILES.journal));
   const snapshotFile = path.join(home, STORE_FILES.snapshot);
   const warnings: string[] = [];
-  let opened: Awaited<ReturnType<typeof openSnapshot>>;
+  let opened: Awaited<ReturnType<typeof openSnapshot>> | undefined;
   try {
     opened = await openSnapshot(snapshotFile);
   } catch (err) {
@@ -99,12 +113,25 @@ export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Pr
   // The worker decompresses the chunks the last process's first queries asked for while the wasm
   // compiles and the journal is replayed here, so this process's first query finds them ready.
   if (options.readAhead ?? true) void dbFile.startReadAhead().catch(() => undefined);
-  const db = dbFile.adopt(await sqlJs);
+  let db = dbFile.adopt(await sqlJs);
+  let dbFileNow = dbFile;
+  // Search indexes hold the analyzed text (src/core/text/analyzer.ts): a snapshot built by
+  // another analysis is rebuilt from the journal, as a missing one is, so old and new terms never mix.
+  if (opened && analysisOf(db) !== ANALYSIS_VERSION) {
+    warnings.push(`the snapshot's search indexes were built by text analysis ${analysisOf(db) ?? '(none)'}, this build uses ${ANALYSIS_VERSION}: the store was rebuilt from its journal`);
+    db.close();
+    dbFile.close();
+    opened = undefined;
+    dbFileNow = DatabaseFile.prepare(snapshotFile, undefined, (err) => (attempt.onDamage ? attempt.onDamage(err) : (attempt.damaged ??= err)));
+    attempt.dbFile = dbFileNow;
+    db = dbFileNow.adopt(await sqlJs);
+  }
+  const reindexed = dbFileNow !== dbFile;
   try {
     tune(db);
     // A migration on an existing snapshot (a new index over a large store) must be saved, or
     // every open until the next checkpoint would run it again.
-    const schemaUnsaved = migrate(db, options.modules) > 0 && opened !== undefined;
+    const schemaUnsaved = (migrate(db, options.modules) > 0 && opened !== undefined) || reindexed;
     const offset = Number(readMeta(db, OFFSET_KEY) ?? '0');
     const skippedLines = Number(readMeta(db, PROBLEMS_KEY) ?? '0');
     const journalSize = journal.size();
@@ -114,7 +141,7 @@ export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Pr
         journal.path,
       );
     }
-    return { home, db, dbFile, journal, warnings, writable, offset, skippedLines, schemaUnsaved };
+    return { home, db, dbFile: dbFileNow, journal, warnings, writable, offset, skippedLines, schemaUnsaved };
   } catch (err) {
     db.close();
     journal.close();

@@ -12,7 +12,7 @@ export const lcmGrepTool = defineTool({
   description:
     'Search imported conversations (their messages and the summaries of the lossless-context DAG) by regex or full text. Start recall here; then lcm_describe a summary, then lcm_expand_query for detail the summaries dropped. ' +
     'regex (default): an RE2 regular expression in JavaScript syntax, run in linear time (lookaround and backreferences are refused by name), case-sensitive (/pattern/i for any case, also /m and /s); in a text over 256 K characters a match longer than 8,192 characters can come back shortened. A scan stops after 20 s and says so in stopped; other calls are answered meanwhile. ' +
-    'full_text: words and "quoted phrases", every word must match, ranked by BM25; regex syntax is refused with a message naming it. ' +
+    'full_text: words and "quoted phrases" in any form (case, accents, English endings; CJK words inside sentences), BM25: matches of every word first, then, when fewer than limit, the best of some words (matched: all|partial); regex syntax is refused. ' +
     'A conversation is one imported session; default: the current one (the newest of your kind in your workspace; the answer says which). ' +
     'Returns matches with id (a number for a message, sum_… for a summary), type, snippet (match in [brackets]), conversationId, createdAt; messages add role, toolName and coveredBy (the leaf summary holding them); summaries add depth, kind, summaryId. truncated: true when more matched than were returned.',
   input: z.strictObject({

@@ -8,7 +8,7 @@ export const searchTextTool = defineTool({
   family: 'memory',
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   description:
-    'Keyword (BM25 full-text) search over saved notes and current facts; makes no embedding call, and facts saved with remember are found at once. Every word must match; "quoted words" match as a phrase; word* matches a prefix. Operators are treated as plain words. Returns hits best first with id, kind (fact or note: a day-log entry or a chunk of a Markdown note, with its path), snippet, scope, created_at and score, and `index.stale` when the vault changed since it was indexed (index_memory).',
+    'Keyword (BM25 full-text) search over saved notes and current facts; makes no embedding call, and facts saved with remember are found at once. Words match in any form of the word (case, accents, English endings: "dependency" finds "dependencies"; Chinese, Japanese and Korean words are found inside sentences). Hits holding every word come first; when fewer than top_k do, the best hits holding some of the words fill up the list. "quoted words" match as a phrase; word* matches a prefix. Operators are treated as plain words. Returns hits best first with id, kind (fact or note: a day-log entry or a chunk of a Markdown note, with its path), snippet, scope, created_at, score and matched ("all": holds every word; "partial": some of them), total (hits holding every word), and `index.stale` when the vault changed since it was indexed (index_memory).',
   input: z.strictObject({
     query: z.string().min(1).max(200).describe('Keywords to find.'),
     top_k: z.number().int().min(1).max(50).optional().describe('Max hits. Default 20.'),

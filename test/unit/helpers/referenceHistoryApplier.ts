@@ -1,3 +1,4 @@
+import { analyze } from '../../../src/core/text/analyzer';
 import type { FileImported, FilesImported, SessionChange, SessionImported } from '../../../src/core/history/historySchema';
 import type { Operation } from '../../../src/core/store/journal';
 import type { Database, SqlValue, Statement } from '../../../src/core/store/sqlite';
@@ -78,8 +79,8 @@ function applySessionChange(db: Database, change: SessionChange, at: number): vo
       }
       if (e.text.trim()) {
         const body = e.toolName ? `${e.toolName} ${e.text}` : e.text;
-        st.run('INSERT INTO history_fts(docid, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?)', [
-          id, body, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
+        st.run('INSERT INTO history_fts(docid, terms, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+          id, analyze(body), body, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
         ]);
       }
     }

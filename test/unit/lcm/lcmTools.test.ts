@@ -25,36 +25,38 @@ const grep = async (input: object, client?: string): Promise<Result & { matches:
 describe('lcm_grep', () => {
   it('regex mode finds exactly what a scan of every full text finds, whichever prefilter narrowed it', async () => {
     const cases: [string, RegExp, string][] = [
-      ['lmstudio', /lmstudio/, 'vocabulary'],
-      ['npm (run|test)', /npm (run|test)/, 'vocabulary'],
+      ['lmstudio', /lmstudio/, 'substring'],
+      ['npm (run|test)', /npm (run|test)/, 'substring'],
       ['npm run dev', /npm run dev/, 'fts'],
       ['запис[а-я]+', /запис[а-я]+/, 'substring'],
       ['chatbot-ui', /chatbot-ui/, 'fts'],
-      ['/OLLAMA/i', /OLLAMA/i, 'vocabulary'],
+      ['/OLLAMA/i', /OLLAMA/i, 'substring'],
       ['update_entry_fields', /update_entry_fields/, 'fts'],
-      ['\\bfunction \\w+\\(', /\bfunction \w+\(/, 'vocabulary'],
+      ['\\bfunction \\w+\\(', /\bfunction \w+\(/, 'substring'],
       ['"documentId":"1[0-9]"', /"documentId":"1[0-9]"/, 'fts'],
       ['\\d{4}-\\d{2}-\\d{2}', /\d{4}-\d{2}-\d{2}/, 'substring'],
-      ['[Ee]rr(or)?:', /[Ee]rr(or)?:/, 'vocabulary'],
+      ['[Ee]rr(or)?:', /[Ee]rr(or)?:/, 'substring'],
       ['\\s{3}', /\s{3}/, 'none'],
-      // A literal in the middle of words: no whole word to look up, so the index terms that
-      // contain it (or, across punctuation, end or begin with its letters) are looked up.
-      ['ocalhos', /ocalhos/, 'vocabulary'],
-      ['rocessedEntr', /rocessedEntr/, 'vocabulary'],
-      ['/OCALHO/i', /OCALHO/i, 'vocabulary'],
-      ['/roce/i', /roce/i, 'vocabulary'],
+      // A literal of letters in the middle of words: no whole word to look up, and a word of
+      // letters is indexed by its stem, which may end inside the literal: a substring scan.
+      // With a digit the word is kept whole, and the index terms that hold the literal are looked up (":123" below).
+      ['ocalhos', /ocalhos/, 'substring'],
+      ['rocessedEntr', /rocessedEntr/, 'substring'],
+      ['/OCALHO/i', /OCALHO/i, 'substring'],
+      ['/roce/i', /roce/i, 'substring'],
       // RE2's /i matches ſ for s and K for k, which the index's ASCII folding does not see: no narrowing.
       ['/processedentries/i', /processedentries/i, 'none'],
-      ['tatus', /tatus/, 'vocabulary'],
-      ['ocalhost:', /ocalhost:/, 'vocabulary'],
-      ['rror: ', /rror: /, 'vocabulary'],
+      ['tatus', /tatus/, 'substring'],
+      ['ocalhost:', /ocalhost:/, 'substring'],
+      ['rror: ', /rror: /, 'substring'],
       ['\\.json', /\.json/, 'fts'],
-      ['json"', /json"/, 'vocabulary'],
+      ['json"', /json"/, 'substring'],
       [':123', /:123/, 'vocabulary'],
       // A fragment in too many rows (numbers starting with 1): the index would return most of them, so a scan.
       [':1[0-9]', /:1[0-9]/, 'substring'],
-      // u changes nothing (RE2 reads Unicode); only s and k fold beyond ASCII, and "ollama" holds neither.
-      ['/ollama/iu', /ollama/iu, 'vocabulary'],
+      // u changes nothing (RE2 reads Unicode); only s and k fold beyond ASCII, and "ollama" holds neither:
+      // a substring scan, as for any literal of letters inside words.
+      ['/ollama/iu', /ollama/iu, 'substring'],
       // A literal across punctuation: its inner words as one FTS phrase.
       ['localhost:1234/v1', /localhost:1234\/v1/, 'fts'],
       ['README\\.md', /README\.md/, 'fts'],
@@ -65,7 +67,7 @@ describe('lcm_grep', () => {
       // Literals that large events hold past the part the index and the inline text keep: their
       // blobs are candidates whatever the prefilter says, searched as raw bytes first.
       ['createdMessages\\[0\\]\\.id', /createdMessages\[0\]\.id/, 'fts'],
-      ['ntriesCoun', /ntriesCoun/, 'vocabulary'],
+      ['ntriesCoun', /ntriesCoun/, 'substring'],
       ['/"UNPROCESSEDENTRIESCOUNT": [0-9]/i', /"UNPROCESSEDENTRIESCOUNT": [0-9]/i, 'fts'],
     ];
     const sizes: string[] = [];

@@ -18,19 +18,27 @@ describe('lcm_grep regex patterns', () => {
     expect(requiredLiterals('\\bfunction \\w+\\(')).toEqual(['function ', '(']);
   });
 
-  it('turns a literal into one FTS phrase of the words it fully bounds (the last may be a prefix, unless too short to narrow)', () => {
-    expect(ftsPrefilter('config.threshold')).toBe('"threshold*"');
+  it('turns a literal into one FTS phrase of the analyzed words it fully bounds, and a last word that may be cut into its prefix or a term it begins with', () => {
+    const orShorter = (w: string) => `("${w}*" OR ${Array.from({ length: w.length - 1 }, (_, k) => `"${w.slice(0, k + 1)}"`).join(' OR ')})`;
+    expect(ftsPrefilter('config.threshold')).toBe(orShorter('threshold'));
     expect(ftsPrefilter(' build ')).toBe('"build"');
-    expect(ftsPrefilter('npm run dev')).toBe('"run dev*"');
+    // Bounded words are stemmed as the index stems them.
+    expect(ftsPrefilter(' new dependencies ')).toBe('"new depend"');
+    expect(ftsPrefilter('npm run dev')).toBe(`"run" ${orShorter('dev')}`);
     // A one-letter prefix, or a number prefix under four digits, expands to too many index terms.
     expect(ftsPrefilter('npm run x')).toBe('"run"');
     expect(ftsPrefilter('2025-11-1')).toBe('"11"');
+    // A word with a digit is never stemmed: its term begins with the literal's end.
     expect(ftsPrefilter('2025-11-1234')).toBe('"11 1234*"');
-    expect(ftsPrefilter('chatbot-ui')).toBe('"ui*"');
+    expect(ftsPrefilter('chatbot-ui')).toBe(orShorter('ui'));
     expect(ftsPrefilter('subagent')).toBeUndefined();
-    expect(ftsPrefilter('snake_case_name')).toBe('"case name*"');
+    expect(ftsPrefilter('snake_case_name')).toBe(`"cas" ${orShorter('name')}`);
     // A leading word may be the tail of a longer one (pnpm), whatever \b says: JavaScript's \b is ASCII-only.
     expect(ftsPrefilter('function ')).toBeUndefined();
+    // CJK pairs hold wherever the run lies, but the last character's pair when the literal ends inside the run.
+    expect(ftsPrefilter('髪の毛が')).toBe('"髪の の毛"');
+    expect(ftsPrefilter('「髪の毛」')).toBe('"髪の の毛"');
+    expect(ftsPrefilter('毛')).toBeUndefined();
   });
 
   it('refuses invalid patterns with the engine\'s own message, the constructs RE2 lacks by name, and unknown flags', () => {

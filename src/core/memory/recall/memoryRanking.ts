@@ -1,3 +1,4 @@
+import { analyze } from '../../text/analyzer';
 import { searchFts } from '../../search/ftsSearch';
 import type { Ranked } from '../../search/rank';
 import { queryRows, type Database } from '../../store/sqlite';
@@ -25,11 +26,14 @@ export interface KeywordMatches {
 }
 
 export function keywordMatches(db: Database, version: number, now: number, words: string[], scope: string | undefined, maxTokens: number, counts: DocumentCounts): KeywordMatches {
-  const { kept, matches } = prunedWords(db, version, MEMORY_FTS, words, counts);
+  // Counted, pruned and searched in the index's own spelling (each word's analyzed terms, a phrase).
+  const terms = [...new Set(words.map(analyze).filter((t) => t !== ''))];
+  const { kept, matches } = prunedWords(db, version, MEMORY_FTS, terms, counts);
   // Even the rarest word is in most memories: rank its newest matches, say so, count the rest.
   const window = matches !== undefined && matches > MATCH_BUDGET ? newestWindow(db, MEMORY_FTS, kept, MATCH_BUDGET) : undefined;
   const found = searchFts(db, MEMORY_FTS, {
     query: kept.join(' '),
+    match: kept.map((t) => `"${t}"`).join(' OR '),
     limit: Math.max(SCORED_MATCHES, noteLimit(maxTokens)),
     ...(scope !== undefined ? { scope } : {}),
     now,

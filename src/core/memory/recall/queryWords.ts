@@ -5,7 +5,7 @@
  * everything. So the function words go and any remaining word may match; BM25 then ranks
  * documents holding more, and rarer, of them first.
  */
-const STOP = new Set(
+export const STOP_WORDS: ReadonlySet<string> = new Set(
   (
     'a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours yourself yourselves ' +
     'tell know please need want get got also us may might must shall ok okay ' +
@@ -23,7 +23,7 @@ export function contentWords(text: string): string[] {
   // The same word boundaries the query parser and the index use: "chat-helpers" is two words.
   for (const m of text.toLowerCase().matchAll(/[\p{L}\p{N}\p{M}_]+/gu)) {
     const word = m[0];
-    if (STOP.has(word) || seen.has(word)) continue;
+    if (STOP_WORDS.has(word) || seen.has(word)) continue;
     if (word.length === 1 && !/\p{N}/u.test(word) && !/[^\p{Script=Latin}]/u.test(word)) continue;
     seen.add(word);
     out.push(word);

@@ -1,3 +1,4 @@
+import { indexTerms } from '../../search/ftsSearch';
 import { queryScalar, type Database } from '../../store/sqlite';
 import { MEMORY_FTS_TABLE } from './tableNames';
 import { HISTORY_NOTES_FTS, type FileStat } from './vaultSchema';
@@ -8,7 +9,7 @@ import { HISTORY_NOTES_FTS, type FileStat } from './vaultSchema';
  */
 
 export function ftsInsert(db: Database, table: string, body: string, createdAt: number, scope: string, ref: string): number {
-  db.run(`INSERT INTO ${table}(body, created_at, scope, ref) VALUES (?, ?, ?, ?)`, [body, createdAt, scope, ref]);
+  db.run(`INSERT INTO ${table}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)`, [indexTerms(body), body, createdAt, scope, ref]);
   return Number(queryScalar(db, 'SELECT last_insert_rowid()'));
 }
 

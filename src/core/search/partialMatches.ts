@@ -1,0 +1,117 @@
+import { DocumentCounts, prunedWords } from '../memory/recall/queryPruning';
+import { STOP_WORDS } from '../memory/recall/queryWords';
+import type { Database } from '../store/sqlite';
+import { analyze } from '../text/analyzer';
+import { excerptsOf } from './excerpts';
+import { searchFts, type HitRow, type SearchRequest } from './ftsSearch';
+import { parseMatchQuery } from './matchQuery';
+import type { Ranked } from './rank';
+
+/**
+ * Natural-language questions get answers: when the every-word match returns fewer hits than
+ * asked for, the rest are filled with the best matches of any of the query's words (BM25 over
+ * what each holds, so holding more and rarer words ranks higher), each hit saying which it is.
+ * Every-word hits come first. Function words ("what", "did", "the") take no part in the any-word
+ * search unless the query holds nothing else, and of the rest the commonest are left out while
+ * the rows they could match pass a budget (queryPruning.ts, as get_context does): a word most
+ * rows hold adds little to the ranking and would make every such search score most of the store.
+ */
+
+/** Whether a hit holds every word of the query, or only some. */
+export type Matched = 'all' | 'partial';
+
+export type MatchedHit = Ranked & { matched: Matched };
+
+export type FilledOutcome =
+  | {
+      ok: true;
+      hits: MatchedHit[];
+      /** Rows holding every word. */
+      total: number;
+      /** Rows holding some word but not all, of those the any-word search looked at (after pruning); 0 when it did not run. */
+      partialTotal: number;
+      /** The every-word MATCH expression, and (when it ran) the any-word one: excerpts highlight each hit's own. */
+      match: string;
+      partialMatch?: string;
+      rows?: ReadonlyMap<number, HitRow>;
+    }
+  | { ok: false; reason: string };
+
+/** The index spelling of every function word, so a stemmed query word is known for one. */
+let stopTerms: Set<string> | undefined;
+
+function isStopPhrase(phrase: string): boolean {
+  stopTerms ??= new Set([...STOP_WORDS].map(analyze));
+  return stopTerms.has(phrase);
+}
+
+/** Document counts per store version (the cache must never answer for another state); one per connection. */
+const countsByDb = new WeakMap<Database, DocumentCounts>();
+
+/**
+ * searchFts, then, when it found fewer than `limit` rows, the best any-word matches among the
+ * rows it did not find. `version` is the store's (Store.version), under which document counts
+ * are cached; without it they are counted afresh.
+ */
+export function searchWithPartial(db: Database, table: string, req: SearchRequest, version?: number): FilledOutcome {
+  const strict = searchFts(db, table, req);
+  if (!strict.ok) return strict;
+  const all: MatchedHit[] = strict.hits.map((h) => ({ ...h, matched: 'all' }));
+  const done = { ok: true as const, hits: all, total: strict.total, partialTotal: 0, match: strict.match, ...(strict.rows ? { rows: strict.rows } : {}) };
+  const need = req.limit - strict.hits.length;
+  if (need <= 0) return done;
+  const match = anyWordMatch(db, table, req.query, version);
+  if (match === undefined) return done;
+  const partial = searchFts(db, table, { ...req, match, anyPhrase: true });
+  if (!partial.ok) return done;
+  const rest = partialOnly(partial.hits, strict.hits, need);
+  const rows = strict.rows && partial.rows ? new Map([...strict.rows, ...partial.rows]) : undefined;
+  return {
+    ...done,
+    hits: [...all, ...rest.map((h): MatchedHit => ({ ...h, matched: 'partial' }))],
+    // Every every-word match holds the kept words too, so it is among the any-word matches.
+    partialTotal: partial.total - strict.total,
+    partialMatch: match,
+    ...(rows ? { rows } : {}),
+  };
+}
+
+/**
+ * The best any-word hits that are not every-word ones. Fewer every-word hits than the limit
+ * means all of them are in `strict`, and each is an any-word match too: asked for `limit` hits,
+ * the any-word search returns at least `need` others.
+ */
+export function partialOnly<T extends Ranked>(anyWord: readonly T[], strict: readonly Ranked[], need: number): T[] {
+  const found = new Set(strict.map((h) => h.docid));
+  return anyWord.filter((h) => !found.has(h.docid)).slice(0, need);
+}
+
+/**
+ * The any-word MATCH expression for a query over `table` (its words OR'ed, function words and
+ * the commonest words pruned), or undefined when the query is one phrase, whose partial
+ * matches are its matches.
+ */
+export function anyWordMatch(db: Database, table: string, query: string, version?: number): string | undefined {
+  const parsed = parseMatchQuery(query);
+  if (!parsed || parsed.anyMatch === parsed.match) return undefined;
+  const pieces = anyWordPieces(parsed.anyMatch);
+  const counts = version === undefined ? new DocumentCounts() : (countsByDb.get(db) ?? new DocumentCounts());
+  if (version !== undefined) countsByDb.set(db, counts);
+  const kept = prunedWords(db, version ?? -1, table, pieces, counts).kept;
+  return kept.map((p) => `"${p}"`).join(' OR ');
+}
+
+/** The any-word pieces (a word, a quoted run, each pair of a CJK run) without their quotes; function words left out unless nothing else is left. */
+function anyWordPieces(anyMatch: string): string[] {
+  const pieces = [...anyMatch.matchAll(/"([^"]*)"/g)].map((m) => m[1] as string);
+  const content = pieces.filter((p) => !isStopPhrase(p));
+  return content.length ? content : pieces;
+}
+
+/** Each hit's excerpt, highlighting what it matched: every word for an every-word hit, the words it holds for a partial one. */
+export function matchedExcerpts(found: { hits: readonly MatchedHit[]; match: string; partialMatch?: string | undefined }, texts: ReadonlyMap<number, string>, tokens: number): Map<number, string> {
+  const partial = new Set(found.hits.filter((h) => h.matched === 'partial').map((h) => h.docid));
+  if (!partial.size || found.partialMatch === undefined) return excerptsOf(found.match, texts, tokens);
+  const split = (want: boolean) => new Map([...texts].filter(([id]) => partial.has(id) === want));
+  return new Map([...excerptsOf(found.match, split(false), tokens), ...excerptsOf(found.partialMatch, split(true), tokens)]);
+}
