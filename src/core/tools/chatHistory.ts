@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fusedHistorySearch } from '../history/historyRanking';
 import { withholdUnrelated } from '../history/withholding';
 import { refuse } from '../refusal';
 import type { Services } from '../services';
@@ -14,7 +15,7 @@ const input = z.strictObject({
   task_id: z.union([z.string().min(1).max(40), z.array(z.string().min(1).max(40)).min(1).max(16)]).optional().describe('read: one task_id or a list; tool: the run holding the call.'),
   name: z.string().min(1).max(200).optional().describe('tool: the tool name whose output to return.'),
   scope: z.enum(['reference', 'full']).optional().describe('read: reference (default) keeps the request, tool calls with their outputs and the replies; full keeps everything (reasoning, system notes).'),
-  match: z.enum(['keyword', 'semantic']).optional().describe('search: keyword (default) matches text across the whole archive; semantic matches meaning where an embedding provider is configured.'),
+  match: z.enum(['keyword', 'semantic']).optional().describe('search: keyword matches text across the whole archive; semantic matches meaning; omitted: both, fused.'),
   query: z.string().min(1).max(500).optional().describe('search: what to look for.'),
   time_range: z.string().max(80).optional().describe('list/search: "24h", "7d", "2w", "1m" (a month), "1y", "all", or "<ISO>..<ISO>".'),
   limit: z.number().int().min(1).max(50).optional().describe('list: runs (default 20); search: hits (default 10). At most 50.'),
@@ -22,13 +23,16 @@ const input = z.strictObject({
 
 type Input = z.infer<typeof input>;
 
+/** Messages taken from the semantic ranking into the default search's fusion. */
+const SEMANTIC_POOL = 200;
+
 export const chatHistoryTool = defineTool({
   name: 'chat_history',
   displayName: 'Chat history',
   family: 'history',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   description:
-    'This session\'s own action log, from Recollect\'s store of imported sessions (VS Code chat, Copilot, Claude Code, Codex). mode=list returns recent runs one row each with their task_id; mode=read opens one or more runs in full (what each was asked, every tool it called with what came back, the reply it ended on; scope=reference keeps those, scope=full keeps everything; in VS Code with the setting recollect.history.withholdUnrelatedRuns on, a run of 4096 characters or more that a language model judges unrelated to the current request (confidence 0.7 or higher) is replaced by a one-line withheld note carrying its objective, at most once per run per session, so reading it again returns it in full; the withheld field says what was judged, or why nothing was); mode=tool_list flattens the tool calls of the last 16 runs so an already-paid-for fetch is found before it is re-run; mode=tool returns one call\'s raw output by task_id + name; mode=search searches past messages (match=keyword across the whole archive, BM25, in any form of the word, CJK words found inside sentences: hits holding every word first, then, when fewer than asked for, the best holding some, each saying matched "all" or "partial"; match=semantic by meaning over user and assistant messages, with the bundled model or a configured endpoint, hits best first with `similarity`), bounded by time_range. "This session" is the newest session of the calling client\'s kind in its workspace; each answer names which session it used and how it was chosen.',
+    'This session\'s own action log, from Recollect\'s store of imported sessions (VS Code chat, Copilot, Claude Code, Codex). mode=list returns recent runs one row each with their task_id; mode=read opens one or more runs in full (what each was asked, every tool it called with what came back, the reply it ended on; scope=reference keeps those, scope=full keeps everything; in VS Code with the setting recollect.history.withholdUnrelatedRuns on, a run of 4096 characters or more that a language model judges unrelated to the current request (confidence 0.7 or higher) is replaced by a one-line withheld note carrying its objective, at most once per run per session, so reading it again returns it in full; the withheld field says what was judged, or why nothing was); mode=tool_list flattens the tool calls of the last 16 runs so an already-paid-for fetch is found before it is re-run; mode=tool returns one call\'s raw output by task_id + name; mode=search searches past messages (match=keyword across the whole archive, BM25, in any form of the word, CJK words found inside sentences: hits holding every word first, then, when fewer than asked for, the best holding some, each saying matched "all" or "partial"; match=semantic by meaning over user and assistant messages, with the bundled model or a configured endpoint, hits best first with `similarity`; match omitted: both fused, each message also credited for the messages said next to it, matched "all", "partial", "meaning" or "next to a match"), bounded by time_range. "This session" is the newest session of the calling client\'s kind in its workspace; each answer names which session it used and how it was chosen.',
   input,
   run: (args, services, ctx) => chatHistory(args, services, ctx),
 });
@@ -58,7 +62,12 @@ async function chatHistory(args: Input, services: Services, ctx: ToolContext) {
         ...(behind > 0 ? { not_indexed: behind, note: `${behind} messages are not indexed by meaning yet (indexing runs in the background) and were not searched; match=keyword searches them all` } : {}),
       };
     }
-    return history.search({ query: args.query, limit: args.limit ?? 10, since: range.since, before: range.before });
+    if (args.match === 'keyword') return history.search({ query: args.query, limit: args.limit ?? 10, since: range.since, before: range.before });
+    // Omitted: both, fused (historyRanking.ts); a model that cannot answer leaves the keyword ranking, and the reply says why.
+    const near = await services.semantic.nearest(args.query, { corpus: 'history', k: SEMANTIC_POOL, since: range.since, before: range.before });
+    const fused = fusedHistorySearch(services.store.db, services.store.version, { query: args.query, limit: args.limit ?? 10, since: range.since, before: range.before, now: services.store.now }, near.ok ? near.hits : []);
+    if (!fused.ok) return refuse(fused.reason);
+    return { ...fused, semantic: near.ok ? { model: near.model } : { off: near.reason } };
   }
 
   if (mode === 'read' || mode === 'tool') {

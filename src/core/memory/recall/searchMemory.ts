@@ -4,7 +4,8 @@ import { queryRows, type Database } from '../../store/sqlite';
 import { iso } from '../../text/time';
 import { scopeProblem } from '../scope';
 import type { SemanticService } from '../semantic/semanticService';
-import { keywordMatches, rankMemories, semanticShare, type Candidate } from './memoryRanking';
+import { semanticShare } from '../../search/fusion';
+import { keywordMatches, rankMemories, type Candidate } from './memoryRanking';
 import type { DocumentCounts } from './queryPruning';
 import { contentWords } from './queryWords';
 
