@@ -13,6 +13,8 @@ import { tempHome, WASM_PATH } from './helpers/tempStore';
 
 const LONGMEMEVAL_SAMPLE = '/work/shared/fixtures/bench/longmemeval_sample_2items.json';
 const LOCOMO_TINY = path.join(__dirname, 'fixtures/locomo_tiny.json');
+/** The build's bundles, where the bundled embedding model is (the suite builds before it runs). */
+const DIST = path.join(__dirname, '../../dist');
 
 function evalCli(...args: string[]) {
   const r = spawnSync(process.execPath, [CLI, 'eval', ...args], { env: { ...process.env, RECOLLECT_HOME: tempHome('eval-cli') }, encoding: 'utf8' });
@@ -105,8 +107,8 @@ describe('eval: the measures', () => {
 });
 
 describe('eval: recall through the real tools on hand-made data', () => {
-  it('LoCoMo-shaped: exact recall for get_context, search_text (verbatim and keywords) and BM25', async () => {
-    const r = await runDataset(readDatasetFile(LOCOMO_TINY), { wasmPath: WASM_PATH, maxTokens: 4000 });
+  it('LoCoMo-shaped: exact recall for every system', async () => {
+    const r = await runDataset(readDatasetFile(LOCOMO_TINY), { wasmPath: WASM_PATH, modelDistDir: DIST, maxTokens: 4000 });
     expect(r).toMatchObject({ questions: 4, questions_evaluated: 3, skipped_no_evidence: 1, turns: 9, entries_written: 9, turns_refused: 0 });
     // q0: "greyhound" is only in D1:1 (verbatim search_text needs "who" too: a partial match finds it).
     // q1: D2:3 says "rehearses", not "rehearse", and shares no other word: the index stems both to one
@@ -117,13 +119,18 @@ describe('eval: recall through the real tools on hand-made data', () => {
       search_text: { questions: 3, 'recall@5': 1, 'recall@10': 1 },
       search_text_keywords: { questions: 3, 'recall@5': 1, 'recall@10': 1 },
       bm25: { questions: 3, 'recall@5': 0.8333, 'recall@10': 0.8333 },
+      // The same turns as chat history (fused search, and by meaning alone) and search_memory find
+      // each evidence turn among their first five.
+      chat_history: { questions: 3, 'recall@5': 1, 'recall@10': 1 },
+      chat_history_semantic: { questions: 3, 'recall@5': 1, 'recall@10': 1 },
+      search_memory: { questions: 3, 'recall@5': 1, 'recall@10': 1 },
     });
     expect(r.by_type?.['category 1']?.get_context).toEqual({ questions: 1, 'recall@5': 1, 'recall@10': 1 });
     expect(r.by_type?.['category 4']?.search_text).toEqual({ questions: 2, 'recall@5': 1, 'recall@10': 1 });
   });
 
   it('LongMemEval-shaped: the answer ranked 8th is missed at 5 and found at 10 by every system', async () => {
-    const r = await runDataset(readDataset(zebraDataset()), { wasmPath: WASM_PATH, maxTokens: 4000 });
+    const r = await runDataset(readDataset(zebraDataset()), { wasmPath: WASM_PATH, modelDistDir: DIST, maxTokens: 4000 });
     for (const system of ['get_context', 'search_text', 'search_text_keywords', 'bm25'] as const) {
       expect(r.recall[system], system).toEqual({ questions: 1, 'recall@5': 0, 'recall@10': 1 });
     }
@@ -143,7 +150,7 @@ describe('eval: the command, as a real process (dist/cli.js)', () => {
     ]);
     expect(out.files[0]?.questions_evaluated).toBe(2);
     for (const f of out.files) {
-      expect(Object.keys(f.recall)).toEqual(['get_context', 'search_text', 'search_text_keywords', 'bm25']);
+      expect(Object.keys(f.recall)).toEqual(['get_context', 'search_text', 'search_text_keywords', 'chat_history', 'chat_history_semantic', 'search_memory', 'bm25']);
       for (const figures of Object.values(f.recall)) {
         for (const k of ['recall@5', 'recall@10']) {
           expect(figures[k]).toBeGreaterThanOrEqual(0);

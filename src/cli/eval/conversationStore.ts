@@ -48,13 +48,19 @@ export interface LoadedConversation {
  * recorded when it was said and recency ranks it as it would have in real use. As chat
  * history, the sessions are Claude Code transcripts imported by the importer (historyTranscripts.ts).
  */
-export async function loadConversation(conv: EvalConversation, wasmPath: string): Promise<LoadedConversation> {
+export async function loadConversation(conv: EvalConversation, wasmPath: string, modelDistDir: string): Promise<LoadedConversation> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-eval-'));
   const clock = { now: conv.turns[0]?.at ?? 0 };
   let services: Services;
   try {
     // The bundled model, as a new user has it; every turn is embedded before the first question.
-    services = await openServices({ home, wasmPath, now: () => clock.now }, { embeddings: bundledModel(path.dirname(wasmPath)) });
+    services = await openServices({ home, wasmPath, now: () => clock.now }, { embeddings: bundledModel(modelDistDir) });
+    // Semantic systems measured without their model would read as a recall of 0: refuse instead.
+    if (!services.semantic.configured) {
+      const reason = services.semantic.state().reason ?? 'unknown reason';
+      services.store.close();
+      throw new Error(`the bundled embedding model cannot run: ${reason}`);
+    }
   } catch (err) {
     fs.rmSync(home, { recursive: true, force: true });
     throw err;

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { DatasetError } from './dataset';
 import { readDatasetFile } from './formats/detect';
 import { SYSTEMS } from './askQuestion';
@@ -27,6 +28,7 @@ export async function evalCommand(args: string[], wasmPath: string): Promise<num
       const dataset = readDatasetFile(file);
       const report = await runDataset(dataset, {
         wasmPath,
+        modelDistDir: path.dirname(wasmPath),
         maxTokens: parsed.maxTokens,
         limit: parsed.limit,
         // A progress line only where a person watches; a log file would fill with carriage returns.

@@ -6,6 +6,8 @@ import { RecallTally, type RecallFigures } from './recall';
 
 export interface RunOptions extends AskSettings {
   wasmPath: string;
+  /** Where the build put the bundled embedding model (beside the CLI's bundle). */
+  modelDistDir: string;
   /** Evaluate only the first n conversations. */
   limit?: number | undefined;
   /** Told after each conversation, for a progress line on stderr. */
@@ -52,7 +54,7 @@ export async function runDataset(dataset: EvalDataset, opts: RunOptions): Promis
   const problems = [...dataset.problems];
 
   for (const [i, conv] of conversations.entries()) {
-    const loaded = await loadConversation(conv, opts.wasmPath);
+    const loaded = await loadConversation(conv, opts.wasmPath, opts.modelDistDir);
     try {
       turns += conv.turns.length;
       entries += loaded.entries;
