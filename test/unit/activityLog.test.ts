@@ -120,10 +120,10 @@ describe('the activity log', () => {
     t.store.close();
   });
 
-  it('keeps a 10 MB write_result as an excerpt, never as the payload', async () => {
+  it('keeps a 7 MB write_result (near its 8 MiB limit) as an excerpt, never as the payload', async () => {
     const t = await openTemp();
     t.results = resultsIn(tempHome('results'));
-    const big = 'word '.repeat(2_000_000);
+    const big = 'word '.repeat(1_400_000);
     const r = await callTool(t, 'write_result', { content: big });
     expect(r.ok, String(r.reason)).toBe(true);
     const [row] = t.activity.recent(1).rows;

@@ -5,7 +5,7 @@ import { SessionBrowse } from '../../src/core/history/sessionBrowse';
 import { requestOverview } from '../../src/core/requests/requestBrowse';
 import { callTool as call } from './helpers/memoryCall';
 import { transcriptFixtures } from './helpers/fixtures';
-import { openTemp } from './helpers/tempStore';
+import { openTemp, tempHome } from './helpers/tempStore';
 
 describe('read functions behind the memory browser', () => {
   it('lists error fixes newest first, counting every record', async () => {
@@ -63,7 +63,8 @@ describe('read functions behind the memory browser', () => {
     await call(s, 'write_error', { tool_name: 'npm', keywords: ['x'], symptom: 'fails', action: 'fix it', outcome: 'resolved' });
     const v3 = browseVersion(s.store);
     expect(v3).not.toBe(v2);
-    await call(s, 'chapters_rule_propose', { text: 'Run the tests before committing.', project: '/tmp/p' });
+    // A rule's project is a folder that exists on this machine.
+    await call(s, 'chapters_rule_propose', { text: 'Run the tests before committing.', project: tempHome('project') });
     expect(browseVersion(s.store)).not.toBe(v3);
     expect(s.browse.vaultNotes(10)).toEqual({ items: [], total: 0 });
     s.store.close();

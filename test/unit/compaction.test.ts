@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -272,6 +273,8 @@ describe('snapshot compaction (FTS optimize + VACUUM INTO in a child process)', 
     open.splice(open.indexOf(a), 1);
     const script = path.join(tempHome('compact-child'), 'compactChild.cjs');
     await build({ input: path.join(__dirname, 'helpers/compactChild.ts'), platform: 'node', logLevel: 'warn', output: { file: script, format: 'cjs' } });
+    // The bundle loads RE2's wasm from its own folder, as dist/ has it (scripts/build.mjs).
+    fs.copyFileSync(createRequire(__filename).resolve('re2-wasm/build/wasm/re2.wasm'), path.join(path.dirname(script), 're2.wasm'));
     // Before the fix the child and its channel were unref'd for every call: this process then exited with status 0 and printed nothing.
     const out = execFileSync(process.execPath, [script, home, WASM_PATH, WORKER], { encoding: 'utf8' });
     expect(JSON.parse(out)).toEqual({ ok: true });

@@ -53,7 +53,7 @@ afterAll(() => s.store.close());
 
 type Hit = { snippet: string; matched: string };
 const tool = async (name: string, input: object) => (await invokeTool(findTool(name)!, input, s, { client: 'claude-code' })) as Record<string, unknown>;
-const chatSearch = async (query: string, limit = 20) => (await tool('chat_history', { mode: 'search', query, time_range: 'all', limit })) as { ok: boolean; hits: (Hit & { session_title: string | null })[]; total: number };
+const chatSearch = async (query: string, limit = 20) => (await tool('chat_history', { mode: 'search', match: 'keyword', query, time_range: 'all', limit })) as { ok: boolean; hits: (Hit & { session_title: string | null })[]; total: number };
 const grepFullText = async (pattern: string) => (await tool('lcm_grep', { pattern, mode: 'full_text', allConversations: true, limit: 50 })) as { ok: boolean; matches: (Hit & { id: number })[] };
 const grepRegex = async (pattern: string) => (await tool('lcm_grep', { pattern, allConversations: true, limit: 50 })) as { ok: boolean; matches: { id: number }[] };
 

@@ -8,7 +8,8 @@ import { TOOLS } from '../../src/core/tools/registry';
  * schema go to the model with every request (o200k tokens). A description that grows past the
  * budget must earn it, and a cut must keep every contract the spec states.
  */
-const BUDGET_TOKENS = 11_300;
+/** 11,824 before the descriptions were cut; partial matches, fused search and RE2's limits then earned ~260 back. */
+const BUDGET_TOKENS = 11_600;
 
 describe('the cost of the tool definitions to every chat request', () => {
   it(`stays under ${BUDGET_TOKENS} tokens for all tools`, () => {
