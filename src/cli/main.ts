@@ -40,7 +40,7 @@ const USAGE = `recollect — durable local memory for coding agents
   recollect restore <export.md>          read an export_memory document (pages concatenated) into an empty store
   recollect forget --session <id> | --workspace <folder> | --before <date>
                                          forget imported history everywhere, on disk too (--help: more)
-  recollect eval <file>...               recall@5/@10 of get_context, search_text and a BM25 baseline on
+  recollect eval <file>...               recall@5/@10 of every recall surface and a BM25 yardstick on
                                          LongMemEval or LoCoMo files (each conversation in a fresh temp store)
 
 Store: RECOLLECT_HOME, else ~/.recollect`;

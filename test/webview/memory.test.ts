@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,7 +56,9 @@ describe('memory browser webview, real Chromium against a real store', () => {
       tool_name: 'npm', keywords: ['cache'], symptom: 'Build log showed <img src=x onerror="window.__pwned=2"> and EINTEGRITY',
       cause: 'a corrupted npm cache', action: 'Run npm cache clean --force, then install again', outcome: 'resolved',
     }, 'claude-code');
-    await call(services, 'chapters_rule_propose', { text: 'Run npm test before every commit.', project: '/work/demo', category: 'testing' }, 'codex');
+    // A rule's project is a folder that exists on this machine.
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-demo-project-'));
+    await call(services, 'chapters_rule_propose', { text: 'Run npm test before every commit.', project, category: 'testing' }, 'codex');
     await call(services, 'whats_new', {}, 'beta');
     await call(services, 'ask_agent', { to: 'beta', request: '<img src=x onerror="window.__pwned=3"> Which port does the dev server use?' }, 'alpha');
     await services.importer.importPaths([path.join(transcriptFixtures(), 'claude-code')]);

@@ -1,4 +1,4 @@
-import { queryPhrases } from '../text/analyzer';
+import { analyze, queryPhrases } from '../text/analyzer';
 
 /**
  * Turns what a person or a model typed into an FTS4 MATCH expression over the analyzed index
@@ -18,7 +18,22 @@ export interface ParsedQuery {
   anyMatch: string;
 }
 
-const quote = (terms: readonly string[], prefix: boolean) => `"${terms.join(' ')}${prefix ? '*' : ''}"`;
+/**
+ * A typed prefix of one English word ("stagin*" while "staging" is typed) also matches the
+ * stems the words it begins may have ("stag"): a stem is a prefix of its word, shorter than
+ * what was typed when the typing has reached the suffix. The stems are found by finishing the
+ * prefix with the common English endings and analysing each; a shorter prefix that no such
+ * word stems to ("sta", the stem of "stays") is not searched.
+ */
+const ENDINGS = ['', 'e', 's', 'es', 'ed', 'd', 'ing', 'ng', 'g', 'ion', 'ation', 'ization', 'ize', 'ise', 'ly', 'ness', 'ment', 'er', 'al', 'ity', 'ive', 'ful', 'ous', 'able'];
+
+const quote = (terms: readonly string[], prefix: boolean) => {
+  const only = terms.length === 1 ? (terms[0] as string) : '';
+  if (!prefix || !/^[a-z]+$/.test(only)) return `"${terms.join(' ')}${prefix ? '*' : ''}"`;
+  const stems = [...new Set(ENDINGS.map((e) => analyze(only + e)).filter((t) => t.length < only.length && only.startsWith(t) && t.length > 0))].sort();
+  if (!stems.length) return `"${only}*"`;
+  return `("${only}*" OR ${stems.map((t) => `"${t}"`).join(' OR ')})`;
+};
 
 export function parseMatchQuery(text: string): ParsedQuery | undefined {
   const phrases = queryPhrases(text);
