@@ -12,6 +12,7 @@ import { SESSION_ID } from './historyProtocol';
 import type { FactVersion } from '../../src/server/protocol';
 import type { EntitySummary, LogEntry, RetiredSummary, VaultNote } from '../../src/core/memory/memoryBrowse';
 import type { ErrorRecord } from '../../src/core/errors/errorService';
+import type { ActivityRow } from '../../src/core/activity/activityRow';
 
 export interface MemoryStatus {
   facts: number;
@@ -111,15 +112,7 @@ export interface SessionItem {
 }
 
 /** One of Recollect's own tool calls, from the activity log beside the store (never part of what is recalled). */
-export interface ActivityItem {
-  at: string;
-  client: string;
-  tool: string;
-  ok: boolean;
-  ms: number;
-  input: string;
-  result: string;
-}
+export type ActivityItem = ActivityRow;
 
 /** Everything the browser's sections show besides facts: one request, so the sections agree with each other. */
 export interface Overview {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { asRefusedWrite, FILE_MODE, writeFully } from '../store/fileWrites';
+import { writeTempBeside } from '../store/durableFile';
 
 /**
  * Which machine this process runs on, as rule approvals see it. Approvals are per machine so a
@@ -81,20 +81,6 @@ export class MachineIdentity {
 
   /** A whole, synced temp file beside the ids' file; on a full disk nothing is left and the write is refused. */
   private writeTemp(ids: string[]): string {
-    const tmp = `${this.file}.tmp-${process.pid}-${randomUUID().slice(0, 8)}`;
-    const data = Buffer.from(JSON.stringify({ ids }, null, 2) + '\n', 'utf8');
-    try {
-      const fd = fs.openSync(tmp, 'wx', FILE_MODE);
-      try {
-        writeFully(fd, data);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-    } catch (err) {
-      fs.rmSync(tmp, { force: true });
-      throw asRefusedWrite(err, this.file, data.length);
-    }
-    return tmp;
+    return writeTempBeside(this.file, Buffer.from(JSON.stringify({ ids }, null, 2) + '\n', 'utf8'));
   }
 }

@@ -11,21 +11,32 @@ import { asRefusedWrite, FILE_MODE, removeQuietly, writeFully } from './fileWrit
  */
 export function replaceFileDurably(file: string, data: Uint8Array | string): void {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  const tmp = tempBeside(file);
+  const tmp = writeTempBeside(file, bytes);
   try {
-    const fd = fs.openSync(tmp, 'w', FILE_MODE);
-    try {
-      writeFully(fd, bytes);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
     fs.renameSync(tmp, file);
   } catch (err) {
     removeQuietly(tmp);
     throw asRefusedWrite(err, file, bytes.length);
   }
   syncFolder(path.dirname(file));
+}
+
+/** A whole, synced temp file beside `file` holding `bytes`, its path returned; on any failure nothing is left and the write is refused. */
+export function writeTempBeside(file: string, bytes: Uint8Array): string {
+  const tmp = tempBeside(file);
+  try {
+    const fd = fs.openSync(tmp, 'wx', FILE_MODE);
+    try {
+      writeFully(fd, bytes);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    removeQuietly(tmp);
+    throw asRefusedWrite(err, file, bytes.length);
+  }
+  return tmp;
 }
 
 /** A temp name beside `file` that names its process, so the next open can tell a dead writer's leftovers (strayTemps.ts). */
