@@ -18,6 +18,7 @@ export interface GetContextInput {
 }
 
 export const MAX_TOKENS_DEFAULT = 800;
+const SEMANTIC_OFF = { off: 'keyword ranking only; memory_status says why' };
 /** Superseded values shown per fact with include_history; the rest are a retrieve_memory away. */
 const HISTORY_PER_FACT = 5;
 /** A note that does not fit whole is shown cut (and marked so) only when at least this much budget is left. */
@@ -58,7 +59,8 @@ export async function getContext(
     ...(input.query !== undefined && !words.length ? { note: 'the query has no searchable words; this is the current-memory profile' } : {}),
     ...(input.scope !== undefined ? { scope: input.scope } : {}),
     ...(candidates.rulesFirst ? { rules_first: true } : {}),
-    ...(semantic ? { semantic: semantic.ok ? { model: semantic.model } : { off: semantic.reason } } : {}),
+    // A fixed few tokens either way: a reason of any length could outgrow the smallest budget alone.
+    ...(semantic ? { semantic: semantic.ok ? { model: semantic.model } : SEMANTIC_OFF } : {}),
     facts: lists.facts,
     notes: lists.notes,
     budget,
