@@ -286,7 +286,8 @@ describe('snapshot compaction (FTS optimize + VACUUM INTO in a child process)', 
     const a = await openStore(home, { compactMinBytes: 0, checkpointBytes: 1, checkpointIdleMs: 10 });
     await populate(a);
     const record = path.join(home, 'store.compaction.json');
-    for (let i = 0; i < 600 && !fs.existsSync(record); i++) await new Promise((r) => setTimeout(r, 50));
+    // Up to 90 s: with the whole suite running on two cores the child once took more than 30.
+    for (let i = 0; i < 1_800 && !fs.existsSync(record); i++) await new Promise((r) => setTimeout(r, 50));
     const written = JSON.parse(fs.readFileSync(record, 'utf8')) as { databaseBytes: number; coveredOffset: number };
     expect(written.coveredOffset).toBeGreaterThan(0);
     const b = await openStore(home, { autoCompact: false });
