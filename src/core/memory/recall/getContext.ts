@@ -47,7 +47,7 @@ export async function getContext(
   const words = input.query === undefined ? [] : contentWords(input.query);
   const lexical = words.length ? keywordMatches(db, store.version, store.now, words, input.scope, maxTokens, counts) : undefined;
   // Awaited after the keyword search so the query's embedding overlaps it; a model that cannot
-  // answer leaves the keyword ranking alone, and the reply says why.
+  // answer leaves the keyword ranking alone, and the reply says semantic recall was off.
   const semantic = lexical && near ? await near : undefined;
   const candidates = lexical ? byQuery(db, lexical, semantic?.ok ? semantic.hits : [], input.query as string, input.scope, maxTokens) : profile(db, input.scope);
   const indexState = index();
