@@ -2,14 +2,13 @@ import { bodiesOf } from '../search/excerpts';
 import { creditNeighbours, fuseScores } from '../search/fusion';
 import { matchedExcerpts, searchWithPartial, type Matched } from '../search/partialMatches';
 import { queryRows, type Database } from '../store/sqlite';
-import { iso } from '../text/time';
+import { eventHit, eventHitRows } from './eventHits';
 import { HISTORY_FTS } from './historySchema';
 
 /** Keyword matches scored before semantic candidates and neighbours join them. */
 const KEYWORD_POOL = 200;
 /** The message kinds a conversation is made of: a neighbour is the message said just before or after. */
 const MESSAGE_KINDS = ['user', 'assistant'];
-const TEXT_EXCERPT_CHARS = 240;
 
 export interface FusedRequest {
   query: string;
@@ -39,33 +38,12 @@ export function fusedHistorySearch(db: Database, version: number, req: FusedRequ
   const keyword = new Map(found.hits.map((h) => [h.docid, h.matched]));
   const similar = new Set(semantic.filter((s) => s.similarity > 0).map((s) => s.docid));
   const excerpts = matchedExcerpts({ ...found, hits: found.hits.filter((h) => ids.includes(h.docid)) }, bodiesOf(db, HISTORY_FTS, ids.filter((id) => keyword.has(id))), 24);
-  const rows = new Map(
-    queryRows(
-      db,
-      `SELECT e.id, e.run_id, e.kind, e.tool_name, e.text, e.created_at, s.id AS session_id, s.source, s.title FROM events e JOIN sessions s ON s.id = e.session_id
-        WHERE e.id IN (SELECT value FROM json_each(?))`,
-      [JSON.stringify(ids)],
-    ).map((r) => [Number(r.id), r]),
-  );
+  const rows = eventHitRows(db, ids);
   const hits = top.flatMap(([id, s]) => {
     const r = rows.get(id);
     if (!r) return [];
-    const text = String(r.text ?? '');
     const foundBy: FoundBy = keyword.get(id) ?? (similar.has(id) ? 'meaning' : 'next to a match');
-    return [
-      {
-        task_id: String(r.run_id),
-        session_id: String(r.session_id),
-        source: String(r.source ?? ''),
-        session_title: r.title === null || r.title === undefined ? null : String(r.title),
-        kind: String(r.kind),
-        tool_name: r.tool_name === null || r.tool_name === undefined ? null : String(r.tool_name),
-        snippet: excerpts.get(id) ?? (text.length > TEXT_EXCERPT_CHARS ? `${text.slice(0, TEXT_EXCERPT_CHARS)}…` : text),
-        at: r.created_at === null ? null : iso(Number(r.created_at)),
-        score: Math.round(s * 1000) / 1000,
-        matched: foundBy,
-      },
-    ];
+    return [{ ...eventHit(r, excerpts.get(id)), score: Math.round(s * 1000) / 1000, matched: foundBy }];
   });
   return { ok: true as const, total: found.total, shown: hits.length, hits };
 }

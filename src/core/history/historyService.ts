@@ -5,6 +5,7 @@ import type { SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
 import { Conditions, queryRows, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
+import { eventHit, eventHitRows } from './eventHits';
 import { HISTORY_FTS } from './historySchema';
 
 /** Where a caller sits, so "this session" can be found honestly rather than guessed. */
@@ -152,25 +153,10 @@ export class HistoryService {
 
   /** Events as search hits (chat_history match=semantic), in the order given; ids not found are left out. */
   eventHits(ranked: readonly { id: number; similarity: number }[]) {
-    const ids = ranked.map((r) => r.id);
-    const rows = new Map(
-      queryRows(this.store.db, `SELECT e.id, e.run_id, e.kind, e.tool_name, e.text, e.created_at, s.id AS session_id, s.source, s.title FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.id IN (${ids.map(() => '?').join(',') || 'NULL'})`, ids).map((r) => [Number(r.id), r]),
-    );
+    const rows = eventHitRows(this.store.db, ranked.map((r) => r.id));
     return ranked.flatMap((h) => {
       const r = rows.get(h.id);
-      if (!r) return [];
-      const text = String(r.text ?? '');
-      return [{
-        task_id: String(r.run_id),
-        session_id: String(r.session_id),
-        source: String(r.source ?? ''),
-        session_title: nullable(r.title ?? null),
-        kind: String(r.kind),
-        tool_name: nullable(r.tool_name ?? null),
-        snippet: text.length > SEMANTIC_SNIPPET_CHARS ? `${text.slice(0, SEMANTIC_SNIPPET_CHARS)}…` : text,
-        at: r.created_at === null ? null : iso(Number(r.created_at)),
-        similarity: h.similarity,
-      }];
+      return r ? [{ ...eventHit(r), similarity: h.similarity }] : [];
     });
   }
 
@@ -189,7 +175,6 @@ export class HistoryService {
 }
 
 /** A semantic hit has no matched words to centre an excerpt on: it shows the message's opening. */
-const SEMANTIC_SNIPPET_CHARS = 240;
 
 function nullable(v: SqlValue | undefined): string | null {
   return v === null || v === undefined ? null : String(v);

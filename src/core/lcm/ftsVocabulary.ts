@@ -1,5 +1,6 @@
 import { FtsVarints } from '../search/ftsVarints';
 import { queryRows, type Database } from '../store/sqlite';
+import { lastAtOrBefore } from '../search/intList';
 
 /**
  * Narrowing by the FTS4 vocabulary for a literal that holds no whole word ("OLLAMA" inside
@@ -104,7 +105,7 @@ export class FtsVocabulary {
         const start = list.lastIndexOf('\n', test.kind === 'prefix' ? at : at - 1) + 1;
         const end = list.indexOf('\n', start);
         found.add(Buffer.from(list.slice(start, end), 'latin1').toString('utf8'));
-        matchedBytes += doclistBytes[termAt(starts, start)] ?? 0;
+        matchedBytes += doclistBytes[lastAtOrBefore(starts, start)] ?? 0;
         if (found.size > MAX_TERMS || matchedBytes > indexBytes * MAX_DOCLIST_SHARE) return undefined;
         at = end - 1; // on to the next term (a prefix's needle starts at the newline that ends this one)
       }
@@ -116,7 +117,7 @@ export class FtsVocabulary {
           const at = list.indexOf(needleK);
           if (at < 0) continue;
           found.add(test.part.slice(0, k));
-          matchedBytes += doclistBytes[termAt(starts, at + 1)] ?? 0;
+          matchedBytes += doclistBytes[lastAtOrBefore(starts, at + 1)] ?? 0;
         }
         if (found.size > MAX_TERMS || matchedBytes > indexBytes * MAX_DOCLIST_SHARE) return undefined;
       }
@@ -167,18 +168,6 @@ export class FtsVocabulary {
     this.tables.set(table, { segments: next, bytes: bytes - others }); // segments merged away are forgotten
     return lists;
   }
-}
-
-/** The index of the term starting at `start` (binary search: the starts ascend). */
-function termAt(starts: Int32Array, start: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((starts[mid] as number) <= start) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 function leafBlocks(db: Database, table: string, first: number, last: number): unknown[] {

@@ -1,6 +1,7 @@
 import { extraPatternRule } from './extraPatterns';
 import { labelOf, secretRules, URL_PASSWORD_RULES } from './secretRules';
 import { SecretScanner, type Finding } from './secretScanner';
+import { lastAtOrBefore } from '../search/intList';
 
 /** What a person decides about redaction: their own patterns, and the scopes where secrets are kept as written. */
 export interface RedactionSettings {
@@ -151,18 +152,6 @@ export class Redaction {
 
 function lint(scanner: SecretScanner, content: string): Finding[] {
   return content.trim() ? scanner.scan(content) : [];
-}
-
-/** The index of the last start at or before `pos` (starts ascend from 0). */
-function lastAtOrBefore(starts: readonly number[], pos: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((starts[mid] as number) <= pos) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 /**

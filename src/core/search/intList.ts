@@ -17,3 +17,15 @@ export function parseIntList(s: string, expected: number): number[] {
   out.length = n;
   return out;
 }
+
+/** The index of the last of `starts` (ascending, the first at or before `pos`) that is at or before `pos`: the span holding `pos`. */
+export function lastAtOrBefore(starts: ArrayLike<number>, pos: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] as number) <= pos) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

@@ -8,6 +8,7 @@ import { getContext, type GetContextInput } from './getContext';
 import { lookupEntity } from './lookupEntity';
 import { memoryMap, type MemoryMapInput } from './memoryMap';
 import { DocumentCounts } from './queryPruning';
+import { contentWords } from './queryWords';
 import { readMemory } from './readMemory';
 import { searchHistory, type SearchHistoryInput } from './searchHistory';
 import { searchMemory, type SearchMemoryInput } from './searchMemory';
@@ -35,7 +36,8 @@ export class RecallService {
    * thread, so the two overlap; get_context fuses what both found.
    */
   getContext(input: GetContextInput): Promise<object | Refusal> {
-    const near = input.query === undefined ? undefined : this.semantic.nearest(input.query, { corpus: 'memory', k: SEMANTIC_CANDIDATES, scope: input.scope });
+    // A request with no searchable words gets the profile: its embedding would go unused.
+    const near = input.query === undefined || !contentWords(input.query).length ? undefined : this.semantic.nearest(input.query, { corpus: 'memory', k: SEMANTIC_CANDIDATES, scope: input.scope });
     return getContext(this.store, () => this.vault.index(), input, this.counts, near);
   }
 
