@@ -3,11 +3,11 @@ import * as path from 'node:path';
 import { StoreCorruptError, WriteRefusedError } from './errors';
 import { asRefusedWrite, folderWritable, readOnlyStore, writeFully } from './fileWrites';
 import { encodeLine, parseOperation, type JournalProblem, type Operation } from './journalLine';
-import { holdersUnaware, holdReaderMarkers, sealingPossible, type JournalFeature } from './journalHolders';
+import { holdersUnaware, holdReaderMarkers, type JournalFeature } from './journalHolders';
 import { LiveFile } from './journalLive';
 import { listSegments, replaySegment } from './journalSegments';
 
-export { DEFLATE_MIN_CHARS, encodeLine, parseOperation, parseUnpacked, readLine, type JournalProblem, type Operation } from './journalLine';
+export { encodeLine, parseOperation, type JournalProblem, type Operation } from './journalLine';
 
 const READ_CHUNK = 8 * 1024 * 1024;
 const NEWLINE = 0x0a;
@@ -39,9 +39,6 @@ export class Journal {
   private readonly markerFds: number[];
   /** When each feature was last seen safe to use (checked through /proc at most every FEATURE_RECHECK_MS). */
   private readonly featureSeenSafe = new Map<JournalFeature, number>();
-
-  /** Large lines are compressed one by one only where nothing will seal them (encodeLine). */
-  private readonly packLines = !sealingPossible();
 
   constructor(readonly path: string) {
     // The markers first: a process seen holding the journal without them is taken for an earlier build.
@@ -93,7 +90,7 @@ export class Journal {
     if (this.replaced()) throw new Error(`journal ${this.path} was replaced while this process held the store lock; nothing was written`);
     const size = this.live.physicalSize();
     const prefix = size > this.live.headerLen && this.lastByte(size) !== NEWLINE ? '\n' : '';
-    const line = Buffer.from(prefix + encodeLine(op, this.packLines) + '\n', 'utf8');
+    const line = Buffer.from(prefix + encodeLine(op) + '\n', 'utf8');
     try {
       writeFully(fd, line);
     } catch (err) {
