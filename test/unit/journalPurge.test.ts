@@ -52,7 +52,7 @@ describe('journal purge', () => {
     fs.writeFileSync(journal, written.join('\n') + '\n');
     const size = fs.statSync(journal).size;
 
-    const result = await purgeJournal({ journalPath: journal, sealedDir: path.join(home, 'journal.sealed'), lock: new FileLock(path.join(home, 'journal.lock')), upTo: size, redact: forgetSessionsRedactor(new Set(['ses_a'])), safety: () => ({ safe: true }) });
+    const result = await purgeJournal({ journalPath: journal, sealedDir: path.join(home, 'journal.sealed'), lock: new FileLock(path.join(home, 'journal.lock')), upTo: size, redact: forgetSessionsRedactor(new Set(['ses_a'])) });
     expect(result).toEqual({ segmentLines: 0, segmentsRewritten: 0, liveLines: 2, unpurged: [] });
     expect(fs.statSync(journal).size).toBe(size);
     const after = lines(journal);
@@ -75,10 +75,10 @@ describe('journal purge', () => {
     const size = fs.statSync(journal).size;
     let purged: Promise<unknown> | undefined;
     const sealed = await sealJournal({
-      journalPath: journal, sealedDir, lock, upTo: size, minBytes: 1, safety: () => ({ safe: true }),
+      journalPath: journal, sealedDir, lock, upTo: size, minBytes: 1,
       onStep: (step) => {
         // Between building the segment and swapping it in, another process purges the live file.
-        if (step === 'segment-written') purged = purgeJournal({ journalPath: journal, sealedDir, lock, upTo: size, redact: forgetSessionsRedactor(new Set(['ses_a'])), safety: () => ({ safe: true }) });
+        if (step === 'segment-written') purged = purgeJournal({ journalPath: journal, sealedDir, lock, upTo: size, redact: forgetSessionsRedactor(new Set(['ses_a'])) });
       },
     });
     await purged;

@@ -160,24 +160,21 @@ describe('journal sealing', () => {
     expect(dump(a.store.db)).toEqual(after);
   });
 
-  it('waits while a process of an earlier build (holding the journal without the marker) is running, and seals once it exits', async () => {
-    const home = tempHome('seal-old-build');
+  it('seals while another process holds the journal open: nothing looks at other processes, so every platform seals alike', async () => {
+    const home = tempHome('seal-held');
     const a = await openStore(home);
     await fillStore(a, 'a');
     a.store.checkpoint();
-    // What a process of an earlier build does: it holds journal.jsonl open for appending, and knows nothing of seals.
-    const older = spawn(process.execPath, ['-e', `require('fs').openSync(${JSON.stringify(journalFile(home))}, 'a'); console.log('held'); setInterval(() => {}, 1000)`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const other = spawn(process.execPath, ['-e', `require('fs').openSync(${JSON.stringify(journalFile(home))}, 'a'); console.log('held'); setInterval(() => {}, 1000)`], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      await new Promise<void>((resolve) => older.stdout.once('data', () => resolve()));
-      expect(await a.store.sealJournal()).toBeUndefined();
-      expect(segments(home)).toEqual([]);
-      expect(a.store.warnings).toContainEqual(expect.stringContaining(`process ${older.pid} holds the journal without following seals`));
+      await new Promise<void>((resolve) => other.stdout.once('data', () => resolve()));
+      expect(await a.store.sealJournal()).toMatchObject({ start: 0, end: a.store.version });
+      expect(segments(home)).toHaveLength(1);
+      expect(a.store.warnings.filter((w) => w.includes('not sealed'))).toEqual([]);
     } finally {
-      older.kill('SIGKILL');
-      await new Promise((resolve) => older.once('exit', resolve));
+      other.kill('SIGKILL');
+      await new Promise((resolve) => other.once('exit', resolve));
     }
-    expect(await a.store.sealJournal()).toMatchObject({ start: 0, end: a.store.version });
-    expect(segments(home)).toHaveLength(1);
   });
 
   it('a process that opens a store whose snapshot covers enough unsealed journal seals it a while later', async () => {

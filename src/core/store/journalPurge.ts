@@ -3,7 +3,6 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { syncFolder } from './durableFile';
 import type { FileLock } from './fileLock';
-import { sealSafety, type SealSafety } from './journalHolders';
 import { parseOperation, type Operation } from './journalLine';
 import { readHead } from './journalLive';
 import { SEAL_LGWIN, SEAL_QUALITY } from './journalSeal';
@@ -16,8 +15,6 @@ export interface PurgeOptions {
   /** Only lines that start before this logical offset are looked at (the operation that asked for the purge ends here). */
   upTo: number;
   redact: Redact;
-  /** Whether replacing journal.jsonl would strand a process of an earlier build (journalHolders.ts). */
-  safety?: () => SealSafety;
 }
 
 export interface PurgeResult {
@@ -98,11 +95,6 @@ function purgeLive(opts: PurgeOptions, result: PurgeResult): void {
     lineStart = nl + 1;
   }
   if (!changed) return;
-  const verdict = (opts.safety ?? (() => sealSafety(opts.journalPath)))();
-  if (!verdict.safe) {
-    result.unpurged.push(`the live journal was not rewritten (${changed} lines): ${verdict.reason}`);
-    return;
-  }
   const tmp = `${opts.journalPath}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const w = fs.openSync(tmp, 'w', 0o600);
   try {

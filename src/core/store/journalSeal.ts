@@ -3,7 +3,6 @@ import * as path from 'node:path';
 import { syncFolder, tempBeside } from './durableFile';
 import { FILE_MODE, FOLDER_MODE, removeQuietly, writeFully } from './fileWrites';
 import type { FileLock } from './fileLock';
-import { sealSafety, type SealSafety } from './journalHolders';
 import { removeDeadTemps } from './strayTemps';
 import { headerLine, readHead, type LiveHead } from './journalLive';
 import { buildSegment, listSegments, segmentName } from './journalSegments';
@@ -39,10 +38,6 @@ export interface SealOptions {
   /** Checked before the swap: a store closed meanwhile leaves its journal alone. */
   cancelled?: () => boolean;
   onStep?: (step: SealStep) => void;
-  /** Whether the swap would strand a process of an earlier build (journalHolders.ts); checked before the work and again under the lock. */
-  safety?: () => SealSafety;
-  /** Told why a seal did not go ahead for safety's sake. */
-  onUnsafe?: (reason: string) => void;
   quality?: number;
   lgwin?: number;
   maxSegmentBytes?: number;
@@ -75,7 +70,6 @@ export async function sealJournal(opts: SealOptions): Promise<SealResult | undef
   const head = readHeadOf(opts.journalPath);
   const start = head.base;
   if (opts.upTo - start < opts.minBytes || opts.upTo <= start) return undefined;
-  if (!isSafe(opts)) return undefined;
   const want = Math.min(opts.upTo - start, opts.maxSegmentBytes ?? MAX_SEGMENT_BYTES);
   let raw = await readRange(opts.journalPath, head, want);
   if (raw && want < opts.upTo - start) {
@@ -123,7 +117,7 @@ function swap(opts: SealOptions, read: LiveHead & { ino: number }, end: number, 
   try {
     const now = readHead(fd, opts.journalPath);
     // Another file at the path (a purge rewrote it: journalPurge.ts) may differ from the bytes the segment was built from.
-    if (now.base !== start || fs.fstatSync(fd).ino !== read.ino || opts.cancelled?.() || !isSafe(opts)) {
+    if (now.base !== start || fs.fstatSync(fd).ino !== read.ino || opts.cancelled?.()) {
       fs.rmSync(tmp, { force: true });
       return false;
     }
@@ -162,12 +156,6 @@ function swap(opts: SealOptions, read: LiveHead & { ino: number }, end: number, 
   } finally {
     fs.closeSync(fd);
   }
-}
-
-function isSafe(opts: SealOptions): boolean {
-  const verdict = (opts.safety ?? (() => sealSafety(opts.journalPath)))();
-  if (!verdict.safe) opts.onUnsafe?.(verdict.reason);
-  return verdict.safe;
 }
 
 function readHeadOf(file: string): LiveHead & { ino: number } {
