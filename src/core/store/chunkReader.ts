@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import { BUSY, MAIN, POSTED, readWorkerFile, TODO, type ChunkWork } from './readWorkerProtocol';
+import { BUSY, MAIN, POSTED, readWorkerFile, TODO, type ChunkResult, type ChunkWork } from './readWorkerProtocol';
 
 /** One chunk for the worker: where its compressed bytes are, their hash and its size once decompressed. */
 export interface ChunkJob {
@@ -11,8 +11,7 @@ export interface ChunkJob {
   raw: number;
 }
 
-/** What the worker reports per chunk, in the order it was asked: the bytes, or why the chunk is unusable. */
-export type ChunkResult = { index: number; bytes: ArrayBuffer } | { index: number; error: string };
+export type { ChunkResult } from './readWorkerProtocol';
 
 /** How long a query waits for a chunk the worker is on before doing it itself (a worker that died never posts it). */
 const WAIT_LIMIT_MS = 2000;

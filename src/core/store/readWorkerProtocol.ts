@@ -22,8 +22,10 @@ export interface ChunkWork {
   port: MessagePort;
 }
 
-/** What a snapshot read-ahead posts per chunk, in the order it was asked, then `{ done: true }`. */
-export type ChunkMessage = { index: number; bytes: ArrayBuffer } | { index: number; error: string } | { done: true };
+/** What the worker reports per chunk, in the order it was asked: the bytes, or why the chunk is unusable. */
+export type ChunkResult = { index: number; bytes: ArrayBuffer } | { index: number; error: string };
+/** What a snapshot read-ahead posts: each chunk's result, then `{ done: true }`. */
+export type ChunkMessage = ChunkResult | { done: true };
 
 /** Who decompresses a snapshot chunk: nobody yet, the worker, the worker has posted it, the main thread. */
 export const TODO = 0;
