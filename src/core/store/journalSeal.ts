@@ -8,8 +8,8 @@ import { headerLine, readHead, type LiveHead } from './journalLive';
 import { buildSegment, listSegments, segmentName } from './journalSegments';
 
 /**
- * Segment compression, measured on the 100 MB import bench's journal (13.7 MB on disk, 40.2 MB
- * once packed lines are unpacked; thread-pool time on a shared 2-core machine): quality 4 →
+ * Segment compression, measured on the 100 MB import bench's journal (40.2 MB of plain lines;
+ * thread-pool time on a shared 2-core machine): quality 4 →
  * 5.12 MB in 0.7 s, 5 → 4.71 MB in 1.0–1.2 s, 6 → 4.53 MB in 1.1–2.2 s, 7 → 4.42 MB in 3.1 s,
  * 9 → 4.26 MB in 10 s. A 16 MB window gave the same size as 4 MB at quality 5–6 and needs
  * four times the decoder memory, so 6 with a 4 MB window.
@@ -17,9 +17,8 @@ import { buildSegment, listSegments, segmentName } from './journalSegments';
 export const SEAL_QUALITY = 6;
 export const SEAL_LGWIN = 22;
 /**
- * Journal bytes per segment at most: building one holds the raw bytes, their unpacked form
- * (about 3× for imported transcripts) and the output in memory, and a replay decodes a whole
- * segment at once.
+ * Journal bytes per segment at most: building one holds the raw bytes, a copy behind the
+ * segment's header and the output in memory, and a replay decodes a whole segment at once.
  */
 export const MAX_SEGMENT_BYTES = 32 * 1024 * 1024;
 const NEWLINE = 0x0a;
