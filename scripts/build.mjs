@@ -19,6 +19,8 @@ const nodeTargets = [
   { name: 'bench', entry: 'bench/main.ts', out: 'bench.js', external: ['better-sqlite3'], dev: true },
   // The snapshot compaction's child process (forked), found beside whichever bundle opens a store.
   { name: 'compactWorker', entry: 'src/core/store/compactionWorker.ts', out: 'compactWorker.js', with: ['cli', 'extension', 'bench'] },
+  // The worker thread that reads snapshot chunks and lcm_grep's blobs ahead (store/readWorker.ts), likewise.
+  { name: 'readWorker', entry: 'src/core/store/readWorker.ts', out: 'readWorker.js', with: ['cli', 'extension', 'bench'] },
   // The bundled embedding model's worker thread, likewise found beside the bundle that opens a store.
   { name: 'embedWorker', entry: 'src/core/memory/semantic/embedWorker.ts', out: 'embedWorker.js', with: ['cli', 'extension', 'bench'] },
 ];

@@ -20,4 +20,15 @@ describe('package.json agrees with the tool registry', () => {
     expect(ignore).toMatch(/^\*\*$/m);
     expect(ignore).toContain('!dist/sql-wasm.wasm');
   });
+
+  it('the .vsix ships every worker bundle a store starts: compaction, embedding, read-ahead', () => {
+    const ignore = fs.readFileSync(path.resolve(__dirname, '../../.vscodeignore'), 'utf8');
+    const build = fs.readFileSync(path.resolve(__dirname, '../../scripts/build.mjs'), 'utf8');
+    const check = fs.readFileSync(path.resolve(__dirname, '../../scripts/check-package.mjs'), 'utf8');
+    for (const bundle of ['compactWorker.js', 'embedWorker.js', 'readWorker.js']) {
+      expect(build).toContain(`out: '${bundle}'`);
+      expect(ignore).toContain(`!dist/${bundle}`);
+      expect(check).toContain(`'extension/dist/${bundle}'`);
+    }
+  });
 });

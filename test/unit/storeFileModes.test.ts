@@ -47,7 +47,7 @@ describe('store file modes', () => {
     const all = modes(home);
     // The kinds of file the issue names: journal, snapshot, blobs, vault — and the rest of the home.
     const names = [...all.keys()];
-    for (const wanted of ['journal.jsonl', 'store.sqlite', 'journal.follows-seals', 'journal.sealed']) expect(names).toContain(wanted);
+    for (const wanted of ['journal.jsonl', 'store.sqlite', 'journal.sealed']) expect(names).toContain(wanted);
     expect(names.some((n) => n.startsWith('blobs/') && /[0-9a-f]{64}/.test(n))).toBe(true);
     expect(names.some((n) => n.startsWith('vault/') && n.endsWith('.md'))).toBe(true);
     for (const [rel, m] of all) expect([rel, m.toString(8)]).toEqual([rel, fs.statSync(path.join(home, rel)).isDirectory() ? '700' : '600']);

@@ -158,11 +158,6 @@ export class HistoryImporter {
    * `syncs`, so the next files are read and parsed while the disk catches up.
    */
   private async commitFiles(batch: readonly ReadFile[], report: ImportReport, syncs: PendingSyncs): Promise<void> {
-    // A process of an earlier build would skip a batch line and could checkpoint past it (journalHolders.ts).
-    if (batch.length > 1 && !this.store.everyReaderKnows('importBatches')) {
-      for (const f of batch) await this.commitFiles([f], report, syncs);
-      return;
-    }
     for (const f of batch) await f.blobs.landed();
     const { result: outcome, synced } = await this.store.commitSyncingInBackground((db) => {
       const existing = new ExistingKeys(db);

@@ -1,4 +1,5 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { BLOB_STATE, BLOB_STATE_SLOTS, readWorkerFile, type BlobWork } from '../store/readWorkerProtocol';
 
 /**
  * Reads and brotli-decodes a list of compressed blob files ahead of lcm_grep's regex scan, on a
@@ -11,65 +12,8 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
  *
  * The worker only reads and decodes a file: anything it cannot (a missing file, a plain blob, a
  * damaged one) comes back as null and the caller reads that blob the ordinary way, so every
- * answer is the blob store's own.
+ * answer is the blob store's own. The worker's program is store/readWorker.ts.
  */
-
-/**
- * The worker's program: plain CommonJS in a string, so neither the bundler nor the test runner
- * needs a second entry point. It serves one list at a time, each with its own port and state,
- * and waits for the next between them (see IdleWorker).
- */
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const fs = require('node:fs');
-const { brotliDecompressSync } = require('node:zlib');
-// [0] stop flag, [1] results posted, [2] bytes posted, [3] bytes taken by the main thread, [4] ended
-function serve({ files, shared, port, aheadBytes }) {
-  const state = new Int32Array(shared);
-  let batch = [];
-  let transfer = [];
-  let batchBytes = 0;
-  const flush = () => {
-    if (!batch.length) return;
-    port.postMessage(batch, transfer);
-    Atomics.add(state, 1, batch.length);
-    Atomics.add(state, 2, batchBytes);
-    Atomics.notify(state, 1);
-    batch = [];
-    transfer = [];
-    batchBytes = 0;
-  };
-  try {
-    for (let i = 0; i < files.length; i++) {
-      if (Atomics.load(state, 0) !== 0) break;
-      // Never more than aheadBytes decoded and not yet taken: a scan of every blob would otherwise queue them all.
-      while (Atomics.load(state, 2) - Atomics.load(state, 3) > aheadBytes && Atomics.load(state, 0) === 0) {
-        flush();
-        Atomics.wait(state, 3, Atomics.load(state, 3), 50);
-      }
-      let bytes = null;
-      try {
-        const out = brotliDecompressSync(fs.readFileSync(files[i]));
-        bytes = out.byteOffset === 0 && out.buffer.byteLength === out.length ? out.buffer : out.buffer.slice(out.byteOffset, out.byteOffset + out.length);
-      } catch {
-        bytes = null;
-      }
-      batch.push(bytes);
-      if (bytes) {
-        transfer.push(bytes);
-        batchBytes += bytes.byteLength;
-      }
-      if (batch.length >= 32 || batchBytes >= 1 << 20) flush();
-    }
-    flush();
-  } finally {
-    Atomics.store(state, 4, 1);
-    Atomics.notify(state, 1);
-    port.close();
-  }
-}
-parentPort.on('message', serve);
-`;
 
 /**
  * One worker kept between scans. Starting a worker costs ~25–30 ms before it reads its first
@@ -81,15 +25,15 @@ class IdleWorker {
   private static idle: { worker: Worker; timer: NodeJS.Timeout } | undefined;
   private static readonly ended = new WeakSet<Worker>();
 
-  /** The idle worker, or a new one. */
-  static take(): Worker {
+  /** The idle worker, or a new one from this build's read worker bundle. */
+  static take(workerFile: string): Worker {
     const kept = IdleWorker.idle;
     IdleWorker.idle = undefined;
     if (kept) {
       clearTimeout(kept.timer);
       return kept.worker;
     }
-    const worker = new Worker(WORKER_SOURCE, { eval: true });
+    const worker = new Worker(workerFile);
     worker.unref();
     // An error ends it (the scan then reads the rest itself, see `next`): only kept from being thrown, and never kept idle.
     worker.on('error', () => undefined);
@@ -130,7 +74,7 @@ const STALL_MS = 10_000;
 export class BlobReader {
   private readonly port: MessagePort;
   private readonly worker: Worker;
-  private readonly state = new Int32Array(new SharedArrayBuffer(20));
+  private readonly state = new Int32Array(new SharedArrayBuffer(4 * BLOB_STATE_SLOTS));
   private queue: (ArrayBuffer | null)[] = [];
   private at = 0;
   private taken = 0;
@@ -139,19 +83,22 @@ export class BlobReader {
   private closed = false;
   private stalledSince: number | undefined;
 
-  private constructor(private readonly files: readonly string[], aheadBytes: number) {
+  private constructor(workerFile: string, private readonly files: readonly string[], aheadBytes: number) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = IdleWorker.take();
-    this.worker.postMessage({ files, shared: this.state.buffer, port: port2, aheadBytes }, [port2]);
+    this.worker = IdleWorker.take(workerFile);
+    const work: BlobWork = { files, shared: this.state.buffer as SharedArrayBuffer, port: port2, aheadBytes };
+    this.worker.postMessage(work, [port2]);
     // A scan abandoned halfway never keeps the process alive.
     this.port.unref();
   }
 
-  /** A reader for these files (each a blob's compressed path), or undefined when no worker can start. */
+  /** A reader for these files (each a blob's compressed path), or undefined when no worker can start (or this build has none). */
   static start(files: readonly string[], aheadBytes = AHEAD_BYTES): BlobReader | undefined {
+    const workerFile = readWorkerFile();
+    if (!workerFile) return undefined;
     try {
-      return new BlobReader(files, aheadBytes);
+      return new BlobReader(workerFile, files, aheadBytes);
     } catch {
       return undefined;
     }
@@ -172,27 +119,27 @@ export class BlobReader {
         break;
       }
       if (this.failed) return null;
-      const posted = Atomics.load(this.state, 1);
+      const posted = Atomics.load(this.state, BLOB_STATE.posted);
       if (posted > this.taken) continue; // posted but not delivered yet: look again
-      if (Atomics.load(this.state, 4) !== 0 && Atomics.load(this.state, 1) === posted) {
+      if (Atomics.load(this.state, BLOB_STATE.ended) !== 0 && Atomics.load(this.state, BLOB_STATE.posted) === posted) {
         // Ended without this file (stopped, or an error in the worker): the rest is read by the caller.
         this.failed = true;
         return null;
       }
       const since = Date.now();
-      if (Atomics.wait(this.state, 1, posted, WAIT_MS) === 'timed-out' && (this.stalledSince ??= since) < Date.now() - STALL_MS) {
+      if (Atomics.wait(this.state, BLOB_STATE.posted, posted, WAIT_MS) === 'timed-out' && (this.stalledSince ??= since) < Date.now() - STALL_MS) {
         this.failed = true;
         this.stalled = true;
         this.close();
         return null;
       }
-      if (Atomics.load(this.state, 1) !== posted) this.stalledSince = undefined;
+      if (Atomics.load(this.state, BLOB_STATE.posted) !== posted) this.stalledSince = undefined;
     }
     const bytes = this.queue.pop() ?? null;
     this.taken++;
     if (bytes) {
-      Atomics.add(this.state, 3, bytes.byteLength);
-      Atomics.notify(this.state, 3);
+      Atomics.add(this.state, BLOB_STATE.bytesTaken, bytes.byteLength);
+      Atomics.notify(this.state, BLOB_STATE.bytesTaken);
     }
     return bytes ? Buffer.from(bytes) : null;
   }
@@ -201,8 +148,8 @@ export class BlobReader {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    Atomics.store(this.state, 0, 1);
-    Atomics.notify(this.state, 3);
+    Atomics.store(this.state, BLOB_STATE.stop, 1);
+    Atomics.notify(this.state, BLOB_STATE.bytesTaken);
     this.port.close();
     // A worker that stalled may be stuck: never handed to the next scan.
     IdleWorker.give(this.worker, !this.stalled);

@@ -34,9 +34,8 @@ const brotliCompressAsync = promisify(brotliCompress);
  * so a journal line that names it never points at nothing.
  *
  * The address is always the sha256 of the original bytes. The file's NAME says how they are
- * kept: `<hash>.br` holds them brotli-compressed, `<hash>` holds them as they are (every blob
- * written before compression, files handed out for a plain read, and content that does not
- * shrink). Telling the two apart by name, not by sniffing the bytes, is what makes it safe: a
+ * kept: `<hash>.br` holds them brotli-compressed, `<hash>` holds them as they are (files handed
+ * out for a plain read, such as archived chapters, and content that does not shrink by a tenth). Telling the two apart by name, not by sniffing the bytes, is what makes it safe: a
  * raw blob may begin with any bytes at all, brotli has no magic number, and both forms of one
  * hash decode to the same bytes, so a store holding either or both reads correctly.
  */

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { BUSY, MAIN, POSTED, readWorkerFile, TODO, type ChunkResult, type ChunkWork } from './readWorkerProtocol';
 
 /** One chunk for the worker: where its compressed bytes are, their hash and its size once decompressed. */
 export interface ChunkJob {
@@ -10,61 +11,10 @@ export interface ChunkJob {
   raw: number;
 }
 
-/** What the worker reports per chunk, in the order it was asked: the bytes, or why the chunk is unusable. */
-export type ChunkResult = { index: number; bytes: ArrayBuffer } | { index: number; error: string };
+export type { ChunkResult } from './readWorkerProtocol';
 
-/** Who decompresses a chunk, in a slot per chunk shared with the worker: nobody yet, the worker, the worker has posted it, this thread. */
-const TODO = 0;
-const BUSY = 1;
-const POSTED = 2;
-const MAIN = 3;
 /** How long a query waits for a chunk the worker is on before doing it itself (a worker that died never posts it). */
 const WAIT_LIMIT_MS = 2000;
-
-/**
- * The worker's whole program. Plain CommonJS in a string, so no bundler or test runner has to
- * know about a second entry point. The descriptor stays the main thread's (Node warns when a
- * worker closes one it did not open); it is closed there once the worker is done with it.
- */
-const WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-const { createHash } = require('node:crypto');
-const { brotliDecompressSync } = require('node:zlib');
-const { fd, list, hashes, stop, claims, port } = workerData;
-const stopped = new Int32Array(stop);
-// postMessage has queued the result before this: a main thread woken here finds it on the port.
-const claimed = new Int32Array(claims);
-const posted = (index) => { Atomics.store(claimed, index, ${POSTED}); Atomics.notify(claimed, index); };
-try {
-  for (let k = 0; k < list.length / 4; k++) {
-    const job = { index: list[4 * k], at: list[4 * k + 1], length: list[4 * k + 2], raw: list[4 * k + 3], hash: hashes.subarray(32 * k, 32 * k + 32) };
-    if (Atomics.load(stopped, 0) !== 0) break;
-    // A chunk the main thread claimed is being decompressed there: skipped, never done twice.
-    if (Atomics.compareExchange(claimed, job.index, ${TODO}, ${BUSY}) !== ${TODO}) continue;
-    try {
-      const payload = Buffer.allocUnsafe(job.length);
-      for (let done = 0; done < job.length; ) {
-        const n = fs.readSync(fd, payload, done, job.length - done, job.at + done);
-        if (n === 0) throw new Error('the file ends at byte ' + (job.at + done) + ', ' + (job.length - done) + ' bytes short of a chunk');
-        done += n;
-      }
-      if (!createHash('sha256').update(payload).digest().equals(Buffer.from(job.hash))) throw new Error('the checksum does not match (chunk ' + job.index + ')');
-      const out = brotliDecompressSync(payload, { chunkSize: Math.max(64, job.raw), maxOutputLength: Math.max(1, job.raw) });
-      if (out.length !== job.raw) throw new Error('chunk ' + job.index + ' decompressed to ' + out.length + ' bytes, the frame says ' + job.raw);
-      const bytes = out.byteOffset === 0 && out.buffer.byteLength === out.length ? out.buffer : out.buffer.slice(out.byteOffset, out.byteOffset + out.length);
-      port.postMessage({ index: job.index, bytes }, [bytes]);
-      posted(job.index);
-    } catch (err) {
-      port.postMessage({ index: job.index, error: err instanceof Error ? err.message : String(err) });
-      posted(job.index);
-      break;
-    }
-  }
-} finally {
-  port.postMessage({ done: true });
-}
-`;
 
 /**
  * The jobs as two flat arrays (index, position, length, size; then the hashes back to back): an
@@ -95,7 +45,7 @@ export class ChunkReader {
   private readonly claims: Int32Array;
   private done = false;
 
-  private constructor(private readonly fd: number, jobs: readonly ChunkJob[], private readonly accept: (r: ChunkResult) => void) {
+  private constructor(workerFile: string, private readonly fd: number, jobs: readonly ChunkJob[], private readonly accept: (r: ChunkResult) => void) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.claims = new Int32Array(new SharedArrayBuffer(4 * (jobs.reduce((m, j) => Math.max(m, j.index), -1) + 1)));
@@ -105,11 +55,8 @@ export class ChunkReader {
     });
     // An idle store's background reads never keep a process alive, as thread-pool reads did not either.
     this.port.unref();
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { fd, ...packJobs(jobs), stop: this.stopFlag.buffer, claims: this.claims.buffer, port: port2 },
-      transferList: [port2],
-    });
+    const work: ChunkWork = { kind: 'chunks', fd, ...packJobs(jobs), stop: this.stopFlag.buffer as SharedArrayBuffer, claims: this.claims.buffer as SharedArrayBuffer, port: port2 };
+    const worker = new Worker(workerFile, { workerData: work, transferList: [port2] });
     worker.unref();
     // Whatever it posted before it ended is still queued: taken here, then the reader is done.
     const ended = () => {
@@ -134,9 +81,11 @@ export class ChunkReader {
   /**
    * Starts a worker on a descriptor of its own for `file`, or returns undefined when `file` is no
    * longer the file `sameFile` describes (a checkpoint renamed another over it) or no worker can
-   * start; the caller then reads another way.
+   * start (this build has no read worker, see readWorkerFile); the caller then reads another way.
    */
   static start(file: string, sameFile: (fd: number) => boolean, jobs: readonly ChunkJob[], accept: (r: ChunkResult) => void): ChunkReader | undefined {
+    const workerFile = readWorkerFile();
+    if (!workerFile) return undefined;
     let fd: number;
     try {
       fd = fs.openSync(file, 'r');
@@ -148,7 +97,7 @@ export class ChunkReader {
         fs.closeSync(fd);
         return undefined;
       }
-      return new ChunkReader(fd, jobs, accept);
+      return new ChunkReader(workerFile, fd, jobs, accept);
     } catch {
       fs.closeSync(fd);
       return undefined;

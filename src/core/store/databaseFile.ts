@@ -1,5 +1,4 @@
 import type { Database, SqlJsStatic } from 'sql.js';
-import { adoptDatabase } from './adoptDatabase';
 import { adoptPaged, PagedContents } from './pagedContents';
 import { writeCapture, writeCaptureSync } from './pagedSnapshot';
 import { setAside, writeSnapshot, writeSnapshotInBackground, type openSnapshot } from './snapshot';
@@ -13,10 +12,10 @@ const HINT_AFTER_MS = 20_000;
 type Opened = Awaited<ReturnType<typeof openSnapshot>>;
 
 /**
- * The database's file in sql.js and its snapshot on disk, for the Store: opening reads a
- * version 3 snapshot on demand (pagedContents.ts); a checkpoint of such a database writes only
- * the chunks it changed, and anything else (an older snapshot read whole, a rebuilt database, a
- * database whose file was resized under the contents) is exported and compressed whole.
+ * The database's file in sql.js and its snapshot on disk, for the Store: opening reads the
+ * snapshot on demand (pagedContents.ts); a checkpoint of such a database writes only the chunks
+ * it changed, and anything else (a rebuilt database, a database whose file was resized under the
+ * contents) is exported and compressed whole.
  */
 export class DatabaseFile {
   private reading: Promise<void> | undefined;
@@ -40,7 +39,7 @@ export class DatabaseFile {
    * start, hinted chunks first) while the wasm still compiles. `adopt` then makes the database.
    */
   static prepare(file: string, opened: Opened, onDamage: (err: Error) => void): DatabaseFile {
-    if (!opened || 'bytes' in opened || opened.paged.frame.size === 0) return new DatabaseFile(file, undefined, opened);
+    if (!opened || opened.paged.frame.size === 0) return new DatabaseFile(file, undefined, opened);
     const { frame, first } = opened.paged;
     const paged = new PagedContents(frame, onDamage, first);
     paged.preferChunks(readHotChunks(file, frame.chunkBytes, frame.count));
@@ -48,15 +47,13 @@ export class DatabaseFile {
   }
 
   adopt(SQL: SqlJsStatic): Database {
-    const opened = this.opened;
-    if (opened && 'bytes' in opened) return adoptDatabase(SQL, opened.bytes);
     if (this.paged) {
       const db = adoptPaged(SQL, this.paged);
       if (db) return db;
       this.detach();
       throw new Error('sql.js did not take the paged database file (an sql.js upgrade changed its file system?)');
     }
-    opened?.paged.frame.close();
+    this.opened?.paged.frame.close();
     return new SQL.Database();
   }
 

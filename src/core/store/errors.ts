@@ -6,6 +6,17 @@ export class StoreCorruptError extends Error {
   }
 }
 
+/**
+ * The snapshot file is in a format this build does not write (an earlier, unreleased build's, or a
+ * newer one's). Like a damaged snapshot it is moved aside and the store rebuilt from its journal.
+ */
+export class SnapshotFormatError extends StoreCorruptError {
+  constructor(message: string, path: string) {
+    super(message, path);
+    this.name = 'SnapshotFormatError';
+  }
+}
+
 export class StoreBusyError extends Error {
   constructor(message: string) {
     super(message);

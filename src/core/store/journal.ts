@@ -3,17 +3,15 @@ import * as path from 'node:path';
 import { StoreCorruptError, WriteRefusedError } from './errors';
 import { asRefusedWrite, folderWritable, readOnlyStore, writeFully } from './fileWrites';
 import { encodeLine, parseOperation, type JournalProblem, type Operation } from './journalLine';
-import { holdersUnaware, holdReaderMarkers, sealingPossible, type JournalFeature } from './journalHolders';
 import { LiveFile } from './journalLive';
 import { listSegments, replaySegment } from './journalSegments';
 
-export { DEFLATE_MIN_CHARS, encodeLine, parseOperation, parseUnpacked, readLine, type JournalProblem, type Operation } from './journalLine';
+export { encodeLine, parseOperation, type JournalProblem, type Operation } from './journalLine';
 
 const READ_CHUNK = 8 * 1024 * 1024;
 const NEWLINE = 0x0a;
 /** Where sealed segments live, beside journal.jsonl. */
 export const SEALED_DIR = 'journal.sealed';
-const FEATURE_RECHECK_MS = 2_000;
 
 /**
  * The append-only journal: one JSON line per operation. Every process appends with a single
@@ -35,17 +33,7 @@ export class Journal {
   private closed = false;
   readonly sealedDir: string;
 
-  /** Held open for as long as the journal is: tell other processes which journal features this one reads (journalHolders.ts). */
-  private readonly markerFds: number[];
-  /** When each feature was last seen safe to use (checked through /proc at most every FEATURE_RECHECK_MS). */
-  private readonly featureSeenSafe = new Map<JournalFeature, number>();
-
-  /** Large lines are compressed one by one only where nothing will seal them (encodeLine). */
-  private readonly packLines = !sealingPossible();
-
   constructor(readonly path: string) {
-    // The markers first: a process seen holding the journal without them is taken for an earlier build.
-    this.markerFds = holdReaderMarkers(path);
     this.live = LiveFile.open(path);
     this.sealedDir = pathBeside(path, SEALED_DIR);
   }
@@ -93,7 +81,7 @@ export class Journal {
     if (this.replaced()) throw new Error(`journal ${this.path} was replaced while this process held the store lock; nothing was written`);
     const size = this.live.physicalSize();
     const prefix = size > this.live.headerLen && this.lastByte(size) !== NEWLINE ? '\n' : '';
-    const line = Buffer.from(prefix + encodeLine(op, this.packLines) + '\n', 'utf8');
+    const line = Buffer.from(prefix + encodeLine(op) + '\n', 'utf8');
     try {
       writeFully(fd, line);
     } catch (err) {
@@ -240,21 +228,6 @@ export class Journal {
     this.closed = true;
     this.live.close();
     for (const old of this.retired.splice(0)) old.close();
-    for (const fd of this.markerFds) fs.closeSync(fd);
-  }
-
-  /**
-   * Whether lines using `feature` may be written: no other process holds the journal without
-   * reading them (journalHolders.ts). A yes is remembered briefly, since a /proc scan costs a few
-   * milliseconds; a process of an earlier build starting in that window is the accepted risk.
-   */
-  everyReaderKnows(feature: JournalFeature): boolean {
-    const seen = this.featureSeenSafe.get(feature);
-    if (seen !== undefined && Date.now() - seen < FEATURE_RECHECK_MS) return true;
-    const unaware = holdersUnaware(this.path, feature);
-    if (unaware === undefined || unaware.length > 0) return false;
-    this.featureSeenSafe.set(feature, Date.now());
-    return true;
   }
 
   private lastByte(size: number): number {

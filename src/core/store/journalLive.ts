@@ -3,18 +3,24 @@ import { StoreCorruptError } from './errors';
 import { FILE_MODE } from './fileWrites';
 
 /**
- * The live journal file's optional first line: the logical offset its first operation line
- * starts at. Offsets are positions in the journal as if it had never been sealed, so a snapshot's
- * `journal_offset` and every process's position stay valid when the old prefix moves into sealed
- * segments. A file without it (every store before sealing existed) starts at offset 0.
+ * The live journal file's optional first line: the journal format's version and the logical
+ * offset its first operation line starts at. Offsets are positions in the journal as if it had
+ * never been sealed, so a snapshot's `journal_offset` and every process's position stay valid
+ * when the old prefix moves into sealed segments. A file without it (a journal never sealed)
+ * is version 1 and starts at offset 0.
+ *
+ * Version 1: one operation per line, its plain JSON (journalLine.ts). A build that changes how
+ * lines are written must write another version here, so this build refuses its journal instead
+ * of skipping lines it cannot read and checkpointing past them.
  */
 const HEADER_KEY = 'recollect_journal';
+export const JOURNAL_VERSION = 1;
 const HEADER_PREFIX = Buffer.from(`{"${HEADER_KEY}":`, 'utf8');
 /** Longer than any header this code writes; a longer first line is not a header. */
 const HEADER_MAX = 128;
 
 export function headerLine(base: number): Buffer {
-  return Buffer.from(`${JSON.stringify({ [HEADER_KEY]: 1, base })}\n`, 'utf8');
+  return Buffer.from(`${JSON.stringify({ [HEADER_KEY]: JOURNAL_VERSION, base })}\n`, 'utf8');
 }
 
 export interface LiveHead {
@@ -31,13 +37,20 @@ export function readHead(fd: number, file: string): LiveHead {
   const head = buf.subarray(0, got);
   if (head.length < HEADER_PREFIX.length || !head.subarray(0, HEADER_PREFIX.length).equals(HEADER_PREFIX)) return { base: 0, headerLen: 0 };
   const nl = head.indexOf(0x0a);
-  let base: unknown;
+  let header: { base?: unknown; [HEADER_KEY]?: unknown } = {};
   try {
-    base = nl > 0 ? (JSON.parse(head.toString('utf8', 0, nl)) as { base?: unknown }).base : undefined;
+    if (nl > 0) header = JSON.parse(head.toString('utf8', 0, nl)) as typeof header;
   } catch {
-    base = undefined;
+    header = {};
   }
-  if (typeof base !== 'number' || !Number.isSafeInteger(base) || base < 0) {
+  const { base, [HEADER_KEY]: version } = header;
+  if (typeof version === 'number' && version !== JOURNAL_VERSION) {
+    throw new StoreCorruptError(
+      `journal ${file} is in journal format version ${version}, written by ${version > JOURNAL_VERSION ? 'a newer' : 'an earlier'} build; this build reads version ${JOURNAL_VERSION} only. Nothing was changed${version > JOURNAL_VERSION ? ': update Recollect' : ''}.`,
+      file,
+    );
+  }
+  if (version !== JOURNAL_VERSION || typeof base !== 'number' || !Number.isSafeInteger(base) || base < 0) {
     throw new StoreCorruptError(`journal ${file} starts with a damaged header line; nothing was changed. Restore the journal or move the store aside.`, file);
   }
   return { base, headerLen: nl + 1 };

@@ -1,11 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { brotliCompressSync, constants as zlibConstants } from 'node:zlib';
 import { syncFolder } from './durableFile';
 import type { FileLock } from './fileLock';
-import { sealSafety, type SealSafety } from './journalHolders';
-import { encodeLine, parseOperation, type Operation } from './journalLine';
+import { parseOperation, type Operation } from './journalLine';
 import { readHead } from './journalLive';
 import { SEAL_LGWIN, SEAL_QUALITY } from './journalSeal';
 import { listSegments, mayMention, redactedJson, redactSegment, type Redact } from './journalSegments';
@@ -17,8 +15,6 @@ export interface PurgeOptions {
   /** Only lines that start before this logical offset are looked at (the operation that asked for the purge ends here). */
   upTo: number;
   redact: Redact;
-  /** Whether replacing journal.jsonl would strand a process of an earlier build (journalHolders.ts). */
-  safety?: () => SealSafety;
 }
 
 export interface PurgeResult {
@@ -81,7 +77,7 @@ function purgeLive(opts: PurgeOptions, result: PurgeResult): void {
     if (nl === -1) break; // a torn last line is no operation
     const offset = head.base + lineStart - head.headerLen;
     if (offset >= opts.upTo) break;
-    if (!mayMention(data.subarray(lineStart, nl), opts.redact, true)) {
+    if (!mayMention(data.subarray(lineStart, nl), opts.redact)) {
       lineStart = nl + 1;
       continue;
     }
@@ -99,11 +95,6 @@ function purgeLive(opts: PurgeOptions, result: PurgeResult): void {
     lineStart = nl + 1;
   }
   if (!changed) return;
-  const verdict = (opts.safety ?? (() => sealSafety(opts.journalPath)))();
-  if (!verdict.safe) {
-    result.unpurged.push(`the live journal was not rewritten (${changed} lines): ${verdict.reason}`);
-    return;
-  }
   const tmp = `${opts.journalPath}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const w = fs.openSync(tmp, 'w', 0o600);
   try {
@@ -119,27 +110,11 @@ function purgeLive(opts: PurgeOptions, result: PurgeResult): void {
 
 /**
  * The replacement line in exactly `length` bytes (spaces after the JSON pad it), or undefined
- * when it does not fit: plain JSON always fits a plain line it was cut from, and a packed line's
- * smaller content is packed again, harder if need be.
+ * when it does not fit: a redaction only removes, so its JSON fits the line it was cut from.
  */
 function fitted(op: Operation, verdict: Operation | 'drop', length: number): Buffer | undefined {
-  const plain = redactedJson(op, verdict);
-  const candidates = [() => plain];
-  if (verdict !== 'drop') {
-    candidates.push(() => encodeLine(verdict, true));
-    candidates.push(() => packedHard(verdict));
-  }
-  for (const make of candidates) {
-    const bytes = Buffer.from(make(), 'utf8');
-    if (bytes.length <= length) return Buffer.concat([bytes, Buffer.alloc(length - bytes.length, 0x20)]);
-  }
-  return undefined;
-}
-
-function packedHard(op: Operation): string {
-  const json = Buffer.from(JSON.stringify(op), 'utf8');
-  const packed = brotliCompressSync(json, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11, [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT } }).toString('base64');
-  return JSON.stringify({ op: op.op, at: op.at, brotli: packed });
+  const bytes = Buffer.from(redactedJson(op, verdict), 'utf8');
+  return bytes.length <= length ? Buffer.concat([bytes, Buffer.alloc(length - bytes.length, 0x20)]) : undefined;
 }
 
 async function writeDurably(file: string, data: Buffer): Promise<void> {

@@ -3,14 +3,13 @@ import * as path from 'node:path';
 import { syncFolder, tempBeside } from './durableFile';
 import { FILE_MODE, FOLDER_MODE, removeQuietly, writeFully } from './fileWrites';
 import type { FileLock } from './fileLock';
-import { sealSafety, type SealSafety } from './journalHolders';
 import { removeDeadTemps } from './strayTemps';
 import { headerLine, readHead, type LiveHead } from './journalLive';
 import { buildSegment, listSegments, segmentName } from './journalSegments';
 
 /**
- * Segment compression, measured on the 100 MB import bench's journal (13.7 MB on disk, 40.2 MB
- * once packed lines are unpacked; thread-pool time on a shared 2-core machine): quality 4 →
+ * Segment compression, measured on the 100 MB import bench's journal (40.2 MB of plain lines;
+ * thread-pool time on a shared 2-core machine): quality 4 →
  * 5.12 MB in 0.7 s, 5 → 4.71 MB in 1.0–1.2 s, 6 → 4.53 MB in 1.1–2.2 s, 7 → 4.42 MB in 3.1 s,
  * 9 → 4.26 MB in 10 s. A 16 MB window gave the same size as 4 MB at quality 5–6 and needs
  * four times the decoder memory, so 6 with a 4 MB window.
@@ -18,9 +17,8 @@ import { buildSegment, listSegments, segmentName } from './journalSegments';
 export const SEAL_QUALITY = 6;
 export const SEAL_LGWIN = 22;
 /**
- * Journal bytes per segment at most: building one holds the raw bytes, their unpacked form
- * (about 3× for imported transcripts) and the output in memory, and a replay decodes a whole
- * segment at once.
+ * Journal bytes per segment at most: building one holds the raw bytes, a copy behind the
+ * segment's header and the output in memory, and a replay decodes a whole segment at once.
  */
 export const MAX_SEGMENT_BYTES = 32 * 1024 * 1024;
 const NEWLINE = 0x0a;
@@ -39,10 +37,6 @@ export interface SealOptions {
   /** Checked before the swap: a store closed meanwhile leaves its journal alone. */
   cancelled?: () => boolean;
   onStep?: (step: SealStep) => void;
-  /** Whether the swap would strand a process of an earlier build (journalHolders.ts); checked before the work and again under the lock. */
-  safety?: () => SealSafety;
-  /** Told why a seal did not go ahead for safety's sake. */
-  onUnsafe?: (reason: string) => void;
   quality?: number;
   lgwin?: number;
   maxSegmentBytes?: number;
@@ -75,7 +69,6 @@ export async function sealJournal(opts: SealOptions): Promise<SealResult | undef
   const head = readHeadOf(opts.journalPath);
   const start = head.base;
   if (opts.upTo - start < opts.minBytes || opts.upTo <= start) return undefined;
-  if (!isSafe(opts)) return undefined;
   const want = Math.min(opts.upTo - start, opts.maxSegmentBytes ?? MAX_SEGMENT_BYTES);
   let raw = await readRange(opts.journalPath, head, want);
   if (raw && want < opts.upTo - start) {
@@ -123,7 +116,7 @@ function swap(opts: SealOptions, read: LiveHead & { ino: number }, end: number, 
   try {
     const now = readHead(fd, opts.journalPath);
     // Another file at the path (a purge rewrote it: journalPurge.ts) may differ from the bytes the segment was built from.
-    if (now.base !== start || fs.fstatSync(fd).ino !== read.ino || opts.cancelled?.() || !isSafe(opts)) {
+    if (now.base !== start || fs.fstatSync(fd).ino !== read.ino || opts.cancelled?.()) {
       fs.rmSync(tmp, { force: true });
       return false;
     }
@@ -162,12 +155,6 @@ function swap(opts: SealOptions, read: LiveHead & { ino: number }, end: number, 
   } finally {
     fs.closeSync(fd);
   }
-}
-
-function isSafe(opts: SealOptions): boolean {
-  const verdict = (opts.safety ?? (() => sealSafety(opts.journalPath)))();
-  if (!verdict.safe) opts.onUnsafe?.(verdict.reason);
-  return verdict.safe;
 }
 
 function readHeadOf(file: string): LiveHead & { ino: number } {

@@ -4,17 +4,18 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 import { StoreCorruptError } from './errors';
-import { parseOperation, parseUnpacked, readLine, type JournalProblem, type Operation } from './journalLine';
+import { parseOperation, type JournalProblem, type Operation } from './journalLine';
 
 /**
  * A sealed segment holds the journal's logical bytes [start, end) as one brotli stream of
  *   {"recollect_segment":1,"start":S,"end":E,"lens":[...],"sha256":"..."}\n
  *   <one stored line>\n<one stored line>\n...
- * where `lens` gives each original line's byte length (its newline included), negative for a
- * packed line stored unpacked (its JSON instead of base64, so brotli over the whole segment sees
- * text), and sha256 covers the stored lines. Every line therefore keeps its logical offsets, and
- * replay yields the operations and problems the original bytes gave.
+ * where `lens` gives each line's byte length (its newline included) and sha256 covers the stored
+ * lines. Every line therefore keeps its logical offsets, and replay yields the operations and
+ * problems the original bytes gave. `recollect_segment` is the segment format's version; a
+ * negative length (a line an earlier build had packed, stored unpacked) is refused as a problem.
  */
+const SEGMENT_VERSION = 1;
 const SEGMENT_KEY = 'recollect_segment';
 const NEWLINE = 0x0a;
 const NAME = /^(\d+)-(\d+)\.br$/;
@@ -53,7 +54,7 @@ export function listSegments(dir: string): SegmentFile[] {
 
 /**
  * Builds a segment from the journal's raw bytes [start, start + raw.length), which must end at a
- * line end. Unpacking runs here, between yields; the brotli pass runs on the thread pool.
+ * line end. The index is built here, between yields; the brotli pass runs on the thread pool.
  */
 export async function buildSegment(raw: Buffer, start: number, params: { quality: number; lgwin: number }): Promise<Buffer> {
   if (raw.length === 0 || raw[raw.length - 1] !== NEWLINE) throw new Error('a sealed prefix must end at a line end');
@@ -64,11 +65,9 @@ export async function buildSegment(raw: Buffer, start: number, params: { quality
   for (let lineStart = 0; lineStart < raw.length; ) {
     const nl = raw.indexOf(NEWLINE, lineStart);
     const line = raw.subarray(lineStart, nl);
-    const unpacked = unpackedForm(line);
-    const stored = unpacked ?? line;
-    lens.push(unpacked ? -(nl + 1 - lineStart) : nl + 1 - lineStart);
-    parts.push(stored, NL);
-    hash.update(stored).update(NL);
+    lens.push(nl + 1 - lineStart);
+    parts.push(line, NL);
+    hash.update(line).update(NL);
     sinceYield += nl + 1 - lineStart;
     lineStart = nl + 1;
     if (sinceYield >= YIELD_BYTES) {
@@ -76,7 +75,7 @@ export async function buildSegment(raw: Buffer, start: number, params: { quality
       await new Promise((r) => setImmediate(r));
     }
   }
-  const header = Buffer.from(`${JSON.stringify({ [SEGMENT_KEY]: 1, start, end: start + raw.length, lens, sha256: hash.digest('hex') })}\n`, 'utf8');
+  const header = Buffer.from(`${JSON.stringify({ [SEGMENT_KEY]: SEGMENT_VERSION, start, end: start + raw.length, lens, sha256: hash.digest('hex') })}\n`, 'utf8');
   const body = Buffer.concat([header, ...parts]);
   return promisify(brotliCompress)(body, {
     params: {
@@ -89,15 +88,6 @@ export async function buildSegment(raw: Buffer, start: number, params: { quality
 }
 
 const NL = Buffer.from([NEWLINE]);
-const PACKED_MARKS = [Buffer.from('"brotli":"'), Buffer.from('"deflated":"')];
-
-/** The JSON a packed line unpacks to, when storing that reads back as exactly the same operation. */
-function unpackedForm(line: Buffer): Buffer | undefined {
-  if (!PACKED_MARKS.some((m) => line.includes(m))) return undefined;
-  const read = readLine(line.toString('utf8'));
-  if (typeof read === 'string' || !read.unpacked || read.unpacked.includes(NEWLINE)) return undefined;
-  return read.unpacked;
-}
 
 /**
  * Replays the lines of one segment that start in [from, until): `from` must be a line start.
@@ -127,7 +117,8 @@ export function replaySegment(
     throw damaged('no readable header');
   }
   const lens = header.lens;
-  if (header[SEGMENT_KEY] !== 1 || header.start !== seg.start || header.end !== seg.end || !Array.isArray(lens)) throw damaged('its header does not match its name');
+  if (header[SEGMENT_KEY] !== SEGMENT_VERSION) throw damaged(`it is in segment format version ${String(header[SEGMENT_KEY])}; this build reads version ${SEGMENT_VERSION} only`);
+  if (header.start !== seg.start || header.end !== seg.end || !Array.isArray(lens)) throw damaged('its header does not match its name');
   const lines = body.subarray(headerEnd + 1);
   if (createHash('sha256').update(lines).digest('hex') !== header.sha256) throw damaged('checksum mismatch');
   let offset = seg.start;
@@ -144,9 +135,7 @@ export function replaySegment(
     if (lineStart < from) throw new StoreCorruptError(`journal offset ${from} falls inside a line of sealed segment ${seg.file}`, seg.file);
     if (lineStart >= until) return lineStart;
     if (len < 0) {
-      const op = parseUnpacked(stored);
-      if (!op) throw damaged(`line at byte ${lineStart} is not an operation`);
-      onOp(op, offset);
+      onProblem({ offset: lineStart, reason: 'a line an earlier build packed (stored unpacked in its sealed segment), a line encoding this build does not read' });
     } else if (stored.length > 0) {
       const op = parseOperation(stored.toString('utf8'));
       if (typeof op === 'string') onProblem({ offset: lineStart, reason: op });
@@ -160,20 +149,16 @@ export function replaySegment(
 /**
  * What a purge makes of one operation: `apply` gives the operation to keep in its place, `'drop'`
  * to keep nothing of it (a `journal.purged` line stands in, so offsets and replay stay valid), or
- * undefined to leave the line exactly as it is. Only a line whose JSON holds one of `mentions`
- * (or a packed line, whose JSON cannot be seen without unpacking) is parsed and asked: parsing
- * every line of a large journal is most of a purge's time otherwise.
+ * undefined to leave the line exactly as it is. Only a line whose JSON holds one of `mentions` is
+ * parsed and asked: parsing every line of a large journal is most of a purge's time otherwise.
  */
 export interface Redact {
   mentions: readonly string[];
   apply(op: Operation): Operation | 'drop' | undefined;
 }
 
-const PACKED_FORMS = [Buffer.from('"brotli":"'), Buffer.from('"deflated":"')];
-
 /** Whether a stored or live line may hold something `redact` changes. */
-export function mayMention(line: Buffer, redact: Redact, packedToo: boolean): boolean {
-  if (packedToo && PACKED_FORMS.some((m) => line.includes(m))) return true;
+export function mayMention(line: Buffer, redact: Redact): boolean {
   return redact.mentions.some((m) => line.includes(m));
 }
 
@@ -207,11 +192,10 @@ export async function redactSegment(seg: SegmentFile, upTo: number, redact: Reda
     pos = nl + 1;
     const lineStart = offset;
     offset += Math.abs(len);
-    if (lineStart < upTo && stored.length > 0 && mayMention(stored, redact, len > 0)) {
-      const op = len < 0 ? parseUnpacked(stored) : parseOperation(stored.toString('utf8'));
-      const verdict = op && typeof op !== 'string' ? redact.apply(op) : undefined;
-      if (op && typeof op !== 'string' && verdict) {
-        // Plain JSON reads back for either sign: parseUnpacked and parseOperation both take it.
+    if (lineStart < upTo && len > 0 && stored.length > 0 && mayMention(stored, redact)) {
+      const op = parseOperation(stored.toString('utf8'));
+      const verdict = typeof op !== 'string' ? redact.apply(op) : undefined;
+      if (typeof op !== 'string' && verdict) {
         stored = Buffer.from(redactedJson(op, verdict), 'utf8');
         changed++;
       }

@@ -2,21 +2,23 @@ import { createHash, webcrypto } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
-import { frameHeader } from './chunkedFrame';
 
 /**
- * Snapshot frame version 3: the database cut into small chunks, each compressed on its own and
+ * The snapshot's one format: the database cut into small chunks, each compressed on its own and
  * found by its place in a table, so an open reads only the header and SQLite pulls in the chunks
- * a query touches (pagedContents.ts). Same layout as version 2, which is read eagerly:
+ * a query touches (pagedContents.ts).
  *
- *   magic 'RCLSNAP\x03' | u64 database size | u32 chunk size | u32 chunk count
+ *   'RCLSNAP' | u8 format version (3) | u64 database size | u32 chunk size | u32 chunk count
  *   | per chunk: u32 compressed length, SHA-256 of the compressed bytes
  *   | SHA-256 of everything before it | the chunks, in order
  *
  * The header is checked when the file is opened and each chunk's hash when it is first read, so
- * no byte reaches SQLite unverified; a damaged chunk found later is an I/O error, not data.
+ * no byte reaches SQLite unverified; a damaged chunk found later is an I/O error, not data. A file
+ * of any other version is refused (snapshot.ts): versions 1 and 2 were earlier, unreleased builds'.
  */
-export const PAGED_MAGIC = Buffer.from('RCLSNAP\x03', 'latin1');
+export const SNAPSHOT_TAG = 'RCLSNAP';
+export const SNAPSHOT_VERSION = 3;
+export const PAGED_MAGIC = Buffer.from(SNAPSHOT_TAG + String.fromCharCode(SNAPSHOT_VERSION), 'latin1');
 
 /**
  * 1 MB. Smaller chunks load less for a query that touches a few pages, but compress worse because
@@ -64,10 +66,22 @@ export function compressChunk(raw: Uint8Array): Promise<Buffer> {
 
 /** The header for chunks already compressed (their hashes given, so copied chunks are not rehashed). */
 export function pagedHeader(size: number, chunkBytes: number, chunks: readonly { length: number; hash: Uint8Array }[]): Buffer {
-  return frameHeader(PAGED_MAGIC, size, chunkBytes, chunks);
+  const header = Buffer.alloc(FIXED + chunks.length * ENTRY + HASH);
+  PAGED_MAGIC.copy(header, 0);
+  header.writeBigUInt64LE(BigInt(size), PAGED_MAGIC.length);
+  header.writeUInt32LE(chunkBytes, PAGED_MAGIC.length + 8);
+  header.writeUInt32LE(chunks.length, PAGED_MAGIC.length + 12);
+  chunks.forEach((c, i) => {
+    const at = FIXED + i * ENTRY;
+    header.writeUInt32LE(c.length, at);
+    header.set(c.hash, at + 4);
+  });
+  const hashAt = header.length - HASH;
+  sha256(header.subarray(0, hashAt)).copy(header, hashAt);
+  return header;
 }
 
-/** A whole database (an export, a rebuilt store) as a version 3 frame, its parts in file order. */
+/** A whole database (an export, a rebuilt store) as a snapshot, its parts in file order. */
 export async function encodePaged(data: Uint8Array, parallel = 2, chunkBytes = PAGED_CHUNK_BYTES): Promise<Buffer[]> {
   const count = Math.ceil(data.length / chunkBytes);
   const out = new Array<Buffer>(count);
@@ -97,7 +111,7 @@ function readExactly(fd: number, length: number, position: number): Buffer {
 }
 
 /**
- * An open version 3 file. The descriptor stays open for the life of the database: a checkpoint
+ * An open snapshot file. The descriptor stays open for the life of the database: a checkpoint
  * by another process renames a new file over the path, and this one keeps reading the file it
  * opened, whose chunks match the header it checked.
  */

@@ -1,19 +1,12 @@
 import * as fs from 'node:fs';
 import type { Capture } from './pagedContents';
-import { compressChunk, compressChunkSync, encodePaged, encodePagedSync, PAGED_MAGIC, PagedFrame, pagedHeader, sha256 } from './pagedFrame';
+import { compressChunk, compressChunkSync, encodePaged, encodePagedSync, PagedFrame, pagedHeader, sha256 } from './pagedFrame';
 import { replaceFileDurably } from './durableFile';
 
 /** The checked first chunk of a freshly opened frame, handed on so it is not read twice. */
 export interface OpenedFrame {
   frame: PagedFrame;
   first: Buffer | undefined;
-}
-
-/** Whether the open file starts with version 3's magic. */
-export function isPagedFile(fd: number): boolean {
-  const magic = Buffer.alloc(PAGED_MAGIC.length);
-  const n = fs.readSync(fd, magic, 0, magic.length, 0);
-  return n === magic.length && magic.equals(PAGED_MAGIC);
 }
 
 /**
@@ -57,7 +50,7 @@ function headerDamage(first: Buffer, size: number): string | undefined {
   return undefined;
 }
 
-/** The whole database of a version 3 file, decoded eagerly (tools and benches that want the bytes); takes over `fd`. */
+/** The whole database of a snapshot file, decoded eagerly (tools and benches that want the bytes); takes over `fd`. */
 export function decodePagedFile(file: string, fd: number): Buffer {
   const frame = frameTakingOver(file, fd);
   try {
@@ -93,7 +86,7 @@ function writeAndReopen(file: string, parts: Buffer[]): PagedFrame | undefined {
   return undefined;
 }
 
-/** A whole database (an export, a rebuilt store) as a version 3 snapshot. */
+/** A whole database (an export, a rebuilt store) as a snapshot. */
 export function writePagedSnapshot(file: string, data: Uint8Array): void {
   replaceFileDurably(file, Buffer.concat(encodePagedSync(data)));
 }

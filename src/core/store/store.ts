@@ -7,13 +7,11 @@ import { Journal, type Operation } from './journal';
 import type { SealResult } from './journalSeal';
 import { PURGED_OP, type Redact } from './journalSegments';
 import { purgeJournal, type PurgeResult } from './journalPurge';
-import { sealingPossible } from './journalHolders';
 import { migrate, readMeta, writeMeta } from './schema';
 import { loadStore, OFFSET_KEY, PROBLEMS_KEY, STORE_FILES as FILES, type OpenAttempt, type StoreOptions } from './storeOpen';
 import { DatabaseFile } from './databaseFile';
 import { BatchTransaction } from './batchTransaction';
 import { SealScheduler } from './sealScheduler';
-import type { JournalFeature } from './journalHolders';
 import { Compactor, type CompactResult } from './compaction';
 import { openPagedFrame } from './pagedSnapshot';
 import { loadSqlJs, queryScalar, tuneConnection as tune, type Database } from './sqlite';
@@ -180,11 +178,6 @@ export class Store {
     return this.skippedLines;
   }
 
-  /** Whether lines using a newer journal feature may be written now (journalHolders.ts). */
-  everyReaderKnows(feature: JournalFeature): boolean {
-    return this.journal.everyReaderKnows(feature);
-  }
-
   /** Applies whatever other processes appended since we last looked. Cheap when nothing changed: one stat (which also notices a sealed, replaced journal file). */
   refresh(): void {
     this.dbFile.takeReadAhead();
@@ -301,7 +294,6 @@ export class Store {
   /**
    * Rewrites the journal's lines before `upTo` (the end of the operation that asked for it) through
    * `redact`, in sealed segments and the live file, without moving any offset (journalPurge.ts).
-   * Where the live file cannot be replaced safely (no /proc to rule out earlier builds), it says so.
    */
   async purgeJournal(redact: Redact, upTo: number): Promise<PurgeResult> {
     const result = await purgeJournal({
@@ -310,7 +302,6 @@ export class Store {
       lock: this.lock,
       upTo,
       redact,
-      ...(sealingPossible() ? {} : { safety: () => ({ safe: false as const, reason: 'without /proc, processes of earlier builds holding the journal cannot be ruled out' }) }),
     });
     this.refresh(); // moves this process to the rewritten file
     return result;

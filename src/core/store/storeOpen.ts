@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { StoreCorruptError } from './errors';
+import { SnapshotFormatError, StoreCorruptError } from './errors';
 import { ANALYSIS_VERSION } from '../text/analyzer';
 import { Journal, SEALED_DIR } from './journal';
 import { ANALYSIS_KEY, migrate, readMeta, type StoreModule } from './schema';
@@ -105,7 +105,7 @@ export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Pr
     opened = await openSnapshot(snapshotFile);
   } catch (err) {
     if (!(err instanceof StoreCorruptError)) throw err;
-    const aside = setAside(snapshotFile, (options.now ?? Date.now)());
+    const aside = setAside(snapshotFile, (options.now ?? Date.now)(), err instanceof SnapshotFormatError ? 'old-format' : 'corrupt');
     warnings.push(`${err.message}. It was kept at ${aside} and the memory was rebuilt from the journal.`);
   }
   const dbFile = DatabaseFile.prepare(snapshotFile, opened, (err) => (attempt.onDamage ? attempt.onDamage(err) : (attempt.damaged ??= err)));

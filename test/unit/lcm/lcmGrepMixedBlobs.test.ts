@@ -10,8 +10,8 @@ import { BLOB_PATTERN_CASES, bruteForce, bruteRanked } from './grepReference';
 import { importedFixtures } from './lcmFixture';
 
 /**
- * A store written before blobs were compressed holds plain blob files; one that lived through the
- * change holds both kinds. lcm_grep checks a blob's bytes for the pattern's literals before it
+ * A store holds both kinds of blob file: compressed (`.br`), and plain for content that does not
+ * shrink by a tenth (blobStore.ts). lcm_grep checks a blob's bytes for the pattern's literals before it
  * decodes the text, so it must find exactly what a scan of every text finds whichever form a
  * blob is in.
  */
@@ -29,7 +29,7 @@ beforeAll(async () => {
     expect(file.endsWith(COMPRESSED_SUFFIX), file).toBe(true);
     originals.set(h, brotliDecompressSync(fs.readFileSync(file)).toString('utf8'));
   }
-  // Every other blob goes back to the old form: its plain bytes under the bare hash.
+  // Every other blob in the plain form: its bytes under the bare hash.
   plainOnes = hashes.filter((_, i) => i % 2 === 0);
   for (const h of plainOnes) {
     const packed = s.store.blobs.pathOf(h);
