@@ -2,11 +2,84 @@ import { z } from 'zod';
 import { scopeField } from './commonFields';
 import { defineTool } from './toolDefinition';
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.union([
+  z.object({
+    notice: z.string(),
+    next_before: z.string().optional(),
+    requests: z.array(z.object({
+      id: z.string(),
+      from: z.string(),
+      to: z.string(),
+      status: z.enum(['answered', 'open', 'closed']),
+      scope: z.string(),
+      asked_at: z.string(),
+      request: z.object({
+        author: z.string(),
+        text: z.string(),
+        untrusted: z.boolean(),
+        full_chars: z.number().optional(),
+      }),
+      answer: z.object({
+        author: z.string(),
+        text: z.string(),
+        untrusted: z.boolean(),
+        full_chars: z.number().optional(),
+      }).nullable(),
+      answered_at: z.string().nullable(),
+      answers: z.number(),
+      closed_at: z.string().nullable(),
+      closed_by: z.string().nullable(),
+    })),
+    shown: z.number(),
+    more_requests: z.number(),
+    between: z.array(z.string()),
+    ok: z.literal(true),
+    connection: z.string(),
+    status: z.enum(['answered', 'open', 'closed']),
+  }),
+  z.object({
+    notice: z.string(),
+    next_before: z.string().optional(),
+    requests: z.array(z.object({
+      id: z.string(),
+      from: z.string(),
+      to: z.string(),
+      status: z.enum(['answered', 'open', 'closed']),
+      scope: z.string(),
+      asked_at: z.string(),
+      request: z.object({
+        author: z.string(),
+        text: z.string(),
+        untrusted: z.boolean(),
+        full_chars: z.number().optional(),
+      }),
+      answer: z.object({
+        author: z.string(),
+        text: z.string(),
+        untrusted: z.boolean(),
+        full_chars: z.number().optional(),
+      }).nullable(),
+      answered_at: z.string().nullable(),
+      answers: z.number(),
+      closed_at: z.string().nullable(),
+      closed_by: z.string().nullable(),
+    })),
+    shown: z.number(),
+    more_requests: z.number(),
+    addressed_to: z.string(),
+    ok: z.literal(true),
+    connection: z.string(),
+    status: z.enum(['answered', 'open', 'closed']),
+  }),
+]);
+
 export const listRequestsTool = defineTool({
   name: 'list_requests',
   displayName: 'List requests',
   family: 'requests',
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  output,
   description:
     "Requests this connection is a party to, in full, newest first, at most 20. Without `to`: the requests addressed to this connection; with `to`: only those between this connection and that agent, either way. `status` is open (default), answered or closed. `more_requests` counts older ones: pass `before` the id of the last one listed to see them. Other agents' text is marked untrusted. Lists only; runs nothing. Refused for a connection that has no name.",
   input: z.strictObject({
