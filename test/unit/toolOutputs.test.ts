@@ -52,10 +52,12 @@ describe('every tool answers inside its outputSchema (official SDK client, real 
   let client: Client;
   let listed: Tool[];
   const answers = new Map<string, Json[]>();
+  let env: NodeJS.ProcessEnv;
+  let workspace: string;
 
   beforeAll(async () => {
     const home = tempHome('tool-outputs');
-    const workspace = tempHome('tool-outputs-ws');
+    workspace = tempHome('tool-outputs-ws');
     const personHome = tempHome('tool-outputs-person');
     const sessions = tempHome('tool-outputs-sessions');
     writeClaudeSession(
@@ -78,7 +80,7 @@ describe('every tool answers inside its outputSchema (official SDK client, real 
       workspace,
       Date.now() - 3_600_000,
     );
-    const env = { ...process.env, RECOLLECT_HOME: home, HOME: personHome };
+    env = { ...process.env, RECOLLECT_HOME: home, HOME: personHome };
     const imported = spawnSync(process.execPath, [CLI, 'import', transcriptFixtures(), sessions], { env, encoding: 'utf8' });
     expect(imported.status, imported.stderr).toBe(0);
     // The other agent requests are exchanged with, so ask_agent has someone who has connected.
@@ -114,7 +116,7 @@ describe('every tool answers inside its outputSchema (official SDK client, real 
     };
     // Memory
     const note = await ok('remember', { statement: 'The deploy script lives in scripts/deploy.sh and needs AWS_PROFILE set.' });
-    await ok('remember', { statement: 'Deploys use scripts/deploy.sh', subject: 'deploy', predicate: 'tool', object: 'scripts/deploy.sh' });
+    const fact = await ok('remember', { statement: 'Deploys use scripts/deploy.sh', subject: 'deploy', predicate: 'tool', object: 'scripts/deploy.sh' });
     await ok('save_memory', { subject: 'ci', predicate: 'runner', object: 'github actions' });
     await ok('save_memory', { subject: 'ci', predicate: 'runner', object: 'buildkite' });
     await ok('remember_note', { text: 'Looked at the parser today; the tokenizer is slow on long lines.' });
@@ -129,14 +131,21 @@ describe('every tool answers inside its outputSchema (official SDK client, real 
     await ok('memory_map', {});
     await ok('memory_map', { query: 'deploy' });
     await ok('read_memory', { id: note.id });
+    await ok('read_memory', { id: fact.id });
+    await ok('read_memory', { id: `note:${String(note.path)}` });
     await ok('retire_memory', { id: note.id });
     await ok('restore_memory', { id: note.id });
+    await ok('retire_memory', { id: fact.id });
+    await ok('restore_memory', { id: fact.id });
+    await ok('get_context', { query: 'may I deploy on a Friday?', scope: 'global', include_history: true });
     await ok('index_memory', {});
     await ok('export_memory', {});
     const preview = await ok('preview_import', { label: 'old-notes', files: [{ relativePath: 'release.md', markdown: '# Release\n\nTag, then publish.\n' }] });
     await ok('preview_import', { label: 'old-notes', files: [{ relativePath: 'release.md', markdown: '# Release\n' }], stage: false });
     await ok('apply_import', { batchId: preview.batchId });
     await ok('undo_import', { batchId: preview.batchId });
+    // The note the import made, now retired: read_memory answers for a vault note.
+    await ok('read_memory', { id: 'note:Imported/old-notes/release.md' });
 
     // History and errors
     const list = await ok('chat_history', { mode: 'list' });
@@ -196,7 +205,16 @@ describe('every tool answers inside its outputSchema (official SDK client, real 
     await ok('chapters_rules', { task: 'deploy the release' });
 
     expect(TOOLS.filter((t) => !answers.has(t.name)).map((t) => t.name)).toEqual([]);
-  }, 120_000);
+
+    // The same store with recall by meaning off: the answers that say so.
+    await client.close();
+    client = await connect({ ...env, RECOLLECT_EMBEDDINGS: 'off' }, workspace, 'claude-code');
+    listed = (await client.listTools()).tools;
+    expect(await ok('search_memory', { query: 'how do we deploy' })).toMatchObject({ semantic: false });
+    expect(await ok('get_context', { query: 'how do we deploy?' })).toMatchObject({ semantic: { off: expect.any(String) } });
+    expect(await ok('chat_history', { mode: 'search', query: 'deploy', match: 'semantic' })).toMatchObject({ semantic: false });
+    expect(await ok('memory_status', {})).toMatchObject({ semantic: false });
+  }, 180_000);
 
   it('names in each outputSchema every field the answers carry', () => {
     expect(answers.size).toBe(TOOLS.length);

@@ -3,7 +3,7 @@ import { RESULT_MAX_BYTES } from '../results/resultWriter';
 import { binarySize, MAX_REQUEST_BYTES } from './requestLimit';
 import { defineTool } from './toolDefinition';
 
-/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+/** The receipt, or a refused page: the shared refusal shape plus every problem found (`problems`). */
 const output = z.union([
   z.object({
     ok: z.literal(true),
