@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PACK_DEFAULT_TOKENS, READ_DEFAULT_LINES, READ_MAX_LINES } from '../chapters/artifact';
 import { refuse } from '../refusal';
+import { tokenBudget } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
@@ -22,11 +23,7 @@ const output = z.union([
     shown: z.number(),
     truncated: z.boolean(),
     remaining: z.number(),
-    budget: z.object({
-      requested: z.number(),
-      used: z.number(),
-      remaining: z.number(),
-    }),
+    budget: tokenBudget,
   }),
   z.object({
     next: z.string().optional(),
@@ -46,11 +43,7 @@ const output = z.union([
     totalMatches: z.number(),
     truncated: z.boolean(),
     remainingMatches: z.number(),
-    budget: z.object({
-      requested: z.number(),
-      used: z.number(),
-      remaining: z.number(),
-    }),
+    budget: tokenBudget,
   }),
   z.object({
     ok: z.literal(true),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isRefusal } from '../refusal';
 import { RULES_DEFAULT_BUDGET } from '../rules/rulesService';
 import { sessionIdField } from './chaptersSegment';
+import { tokenBudget } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
@@ -33,11 +34,7 @@ const output = z.object({
     session: z.string().nullable(),
   }),
   scoring: z.string(),
-  budget: z.object({
-    requested: z.number(),
-    used: z.number(),
-    remaining: z.number(),
-  }),
+  budget: tokenBudget,
 });
 
 export const chaptersRulesTool = defineTool({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SEARCH_DEFAULT_BUDGET } from '../chapters/archiveSearch';
+import { tokenBudget } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
@@ -17,11 +18,7 @@ const output = z.object({
   })),
   total: z.number(),
   shown: z.number(),
-  budget: z.object({
-    requested: z.number(),
-    used: z.number(),
-    remaining: z.number(),
-  }),
+  budget: tokenBudget,
   note: z.string(),
   line: z.string(),
 });

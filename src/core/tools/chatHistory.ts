@@ -26,171 +26,91 @@ type Input = z.infer<typeof input>;
 /** Messages taken from the semantic ranking into the default search's fusion. */
 const SEMANTIC_POOL = 200;
 
-/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+/** One message a search found (eventHits.ts). */
+const eventHit = z.object({
+  task_id: z.string(),
+  session_id: z.string(),
+  source: z.string(),
+  session_title: z.string().nullable(),
+  kind: z.string(),
+  tool_name: z.string().nullable(),
+  snippet: z.string(),
+  at: z.string().nullable(),
+});
+const session = z.object({ id: z.string(), source: z.string(), title: z.string().nullable(), workspace: z.string().nullable(), how: z.string() });
+const event = z.object({
+  seq: z.number(),
+  kind: z.string(),
+  text: z.string(),
+  bytes: z.number(),
+  at: z.string().nullable(),
+  tool_name: z.string().nullable(),
+  call_id: z.string().nullable(),
+  tool_input: z.unknown(),
+  is_error: z.boolean(),
+});
+
+/** One shape per mode (and per search match); a refusal is the one shape every tool shares (jsonSchema.ts). */
 const output = z.union([
+  // list
   z.object({
     ok: z.literal(true),
-    total: z.number(),
-    shown: z.number(),
-    hits: z.array(z.object({
-      task_id: z.string(),
-      session_id: z.string(),
-      source: z.string(),
-      session_title: z.string().nullable(),
-      kind: z.string(),
-      tool_name: z.string().nullable(),
-      snippet: z.string(),
-      at: z.string(),
-      score: z.number(),
-      matched: z.enum(['all', 'partial']),
-    })),
+    session,
+    runs: z.array(z.object({ task_id: z.string(), seq: z.number(), objective: z.string().nullable(), started_at: z.string().nullable(), ended_at: z.string().nullable(), events: z.number(), chars: z.number() })),
   }),
-  z.object({
-    ok: z.literal(true),
-    task_id: z.string(),
-    name: z.string(),
-    output: z.string(),
-    is_error: z.boolean(),
-    bytes: z.number(),
-  }),
-  z.object({
-    ok: z.literal(true),
-    match: z.string(),
-    semantic: z.boolean(),
-    hits: z.array(z.never()),
-    reason: z.string(),
-  }),
-  z.object({
-    not_indexed: z.number().optional(),
-    note: z.string().optional(),
-    ok: z.literal(true),
-    match: z.string(),
-    semantic: z.boolean(),
-    model: z.string(),
-    shown: z.number(),
-    hits: z.array(z.object({
-      similarity: z.number(),
-      task_id: z.string(),
-      session_id: z.string(),
-      source: z.string(),
-      session_title: z.string().nullable(),
-      kind: z.string(),
-      tool_name: z.string().nullable(),
-      snippet: z.string(),
-      at: z.string().nullable(),
-    })),
-  }),
-  z.object({
-    semantic: z.union([z.object({
-      model: z.string(),
-    }), z.object({
-      off: z.string(),
-    })]),
-    ok: z.literal(true),
-    total: z.number(),
-    shown: z.number(),
-    hits: z.array(z.object({
-      score: z.number(),
-      matched: z.enum(['all', 'partial', 'meaning', 'next to a match']),
-      task_id: z.string(),
-      session_id: z.string(),
-      source: z.string(),
-      session_title: z.string().nullable(),
-      kind: z.string(),
-      tool_name: z.string().nullable(),
-      snippet: z.string(),
-      at: z.string().nullable(),
-    })),
-  }),
+  // list or tool_list before any session was imported
+  z.object({ ok: z.literal(true), session: z.null(), runs: z.array(z.never()), note: z.string() }),
+  // read
   z.object({
     ok: z.literal(true),
     scope: z.enum(['reference', 'full']),
-    runs: z.array(z.union([z.object({
-      task_id: z.string(),
-      session_id: z.string(),
-      objective: z.string().nullable(),
-      started_at: z.string().nullable(),
-      ended_at: z.string().nullable(),
-      events: z.array(z.object({
-        seq: z.number(),
-        kind: z.string(),
-        text: z.string(),
-        bytes: z.number(),
-        at: z.string().nullable(),
-        tool_name: z.string().nullable(),
-        call_id: z.string().nullable(),
-        tool_input: z.unknown(),
-        is_error: z.boolean(),
-      })),
-    }), z.object({
-      task_id: z.string(),
-      withheld: z.literal(true),
-      objective: z.string(),
-      chars: z.number(),
-      note: z.string(),
-    })])),
+    runs: z.array(
+      z.union([
+        z.object({ task_id: z.string(), session_id: z.string(), objective: z.string().nullable(), started_at: z.string().nullable(), ended_at: z.string().nullable(), events: z.array(event) }),
+        z.object({ task_id: z.string(), withheld: z.literal(true), objective: z.string(), chars: z.number(), note: z.string() }),
+      ]),
+    ),
     tokens: z.number(),
     withheld: z.object({
       checked: z.boolean(),
       reason: z.string(),
       model: z.string().optional(),
       judgement_failed: z.literal(true).optional(),
-      current_request: z.object({
-        session_id: z.string(),
-        how: z.string(),
-        task_id: z.string(),
-        text: z.string(),
-      }).optional(),
-      judged: z.array(z.object({
-        task_id: z.string(),
-        related: z.boolean(),
-        confidence: z.number(),
-      })).optional(),
+      current_request: z.object({ session_id: z.string(), how: z.string(), task_id: z.string(), text: z.string() }).optional(),
+      judged: z.array(z.object({ task_id: z.string(), related: z.boolean(), confidence: z.number() })).optional(),
       ids: z.array(z.string()).optional(),
       already_withheld: z.array(z.string()).optional(),
     }),
   }),
+  // tool_list
   z.object({
     ok: z.literal(true),
-    session: z.null(),
-    runs: z.array(z.never()),
-    note: z.string(),
+    session,
+    calls: z.array(z.object({ task_id: z.string(), name: z.string(), input: z.unknown(), at: z.string().nullable(), result_bytes: z.number().nullable() })),
   }),
+  // tool
+  z.object({ ok: z.literal(true), task_id: z.string(), name: z.string(), output: z.string(), is_error: z.boolean(), bytes: z.number() }),
+  // search, match=keyword
+  z.object({ ok: z.literal(true), total: z.number(), shown: z.number(), hits: z.array(eventHit.extend({ score: z.number(), matched: z.enum(['all', 'partial']) })) }),
+  // search, match=semantic (answered, or off and why)
   z.object({
     ok: z.literal(true),
-    session: z.object({
-      id: z.string(),
-      source: z.string(),
-      title: z.string().nullable(),
-      workspace: z.string().nullable(),
-      how: z.string(),
-    }),
-    calls: z.array(z.object({
-      task_id: z.string(),
-      name: z.string(),
-      input: z.unknown(),
-      at: z.string().nullable(),
-      result_bytes: z.number().nullable(),
-    })),
+    match: z.string(),
+    semantic: z.boolean(),
+    model: z.string(),
+    shown: z.number(),
+    hits: z.array(eventHit.extend({ similarity: z.number() })),
+    not_indexed: z.number().optional(),
+    note: z.string().optional(),
   }),
+  z.object({ ok: z.literal(true), match: z.string(), semantic: z.boolean(), hits: z.array(z.never()), reason: z.string() }),
+  // search, both fused
   z.object({
     ok: z.literal(true),
-    session: z.object({
-      id: z.string(),
-      source: z.string(),
-      title: z.string().nullable(),
-      workspace: z.string().nullable(),
-      how: z.string(),
-    }),
-    runs: z.array(z.object({
-      task_id: z.string(),
-      seq: z.number(),
-      objective: z.string().nullable(),
-      started_at: z.string().nullable(),
-      ended_at: z.string().nullable(),
-      events: z.number(),
-      chars: z.number(),
-    })),
+    semantic: z.union([z.object({ model: z.string() }), z.object({ off: z.string() })]),
+    total: z.number(),
+    shown: z.number(),
+    hits: z.array(eventHit.extend({ score: z.number(), matched: z.enum(['all', 'partial', 'meaning', 'next to a match']) })),
   }),
 ]);
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { indexState } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
@@ -11,10 +12,7 @@ const output = z.object({
     configured: z.boolean(),
     reason: z.string(),
   })]),
-  index: z.object({
-    stale: z.boolean(),
-    changed_files: z.number(),
-  }),
+  index: indexState,
   more_skipped: z.number().optional(),
   ok: z.literal(true),
   vault: z.string(),

@@ -1,78 +1,36 @@
 import { z } from 'zod';
 import { scopeField } from './commonFields';
+import { untrustedText } from './outputFields';
 import { defineTool } from './toolDefinition';
 
-/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
-const output = z.union([
-  z.object({
-    notice: z.string(),
-    next_before: z.string().optional(),
-    requests: z.array(z.object({
+const status = z.enum(['answered', 'open', 'closed']);
+const listed = z.object({
+  ok: z.literal(true),
+  connection: z.string(),
+  status,
+  notice: z.string(),
+  next_before: z.string().optional(),
+  requests: z.array(
+    z.object({
       id: z.string(),
       from: z.string(),
       to: z.string(),
-      status: z.enum(['answered', 'open', 'closed']),
+      status,
       scope: z.string(),
       asked_at: z.string(),
-      request: z.object({
-        author: z.string(),
-        text: z.string(),
-        untrusted: z.boolean(),
-        full_chars: z.number().optional(),
-      }),
-      answer: z.object({
-        author: z.string(),
-        text: z.string(),
-        untrusted: z.boolean(),
-        full_chars: z.number().optional(),
-      }).nullable(),
+      request: untrustedText,
+      answer: untrustedText.nullable(),
       answered_at: z.string().nullable(),
       answers: z.number(),
       closed_at: z.string().nullable(),
       closed_by: z.string().nullable(),
-    })),
-    shown: z.number(),
-    more_requests: z.number(),
-    between: z.array(z.string()),
-    ok: z.literal(true),
-    connection: z.string(),
-    status: z.enum(['answered', 'open', 'closed']),
-  }),
-  z.object({
-    notice: z.string(),
-    next_before: z.string().optional(),
-    requests: z.array(z.object({
-      id: z.string(),
-      from: z.string(),
-      to: z.string(),
-      status: z.enum(['answered', 'open', 'closed']),
-      scope: z.string(),
-      asked_at: z.string(),
-      request: z.object({
-        author: z.string(),
-        text: z.string(),
-        untrusted: z.boolean(),
-        full_chars: z.number().optional(),
-      }),
-      answer: z.object({
-        author: z.string(),
-        text: z.string(),
-        untrusted: z.boolean(),
-        full_chars: z.number().optional(),
-      }).nullable(),
-      answered_at: z.string().nullable(),
-      answers: z.number(),
-      closed_at: z.string().nullable(),
-      closed_by: z.string().nullable(),
-    })),
-    shown: z.number(),
-    more_requests: z.number(),
-    addressed_to: z.string(),
-    ok: z.literal(true),
-    connection: z.string(),
-    status: z.enum(['answered', 'open', 'closed']),
-  }),
-]);
+    }),
+  ),
+  shown: z.number(),
+  more_requests: z.number(),
+});
+/** The requests addressed to this connection, or (with `to`) those between it and one agent. */
+const output = z.union([listed.extend({ addressed_to: z.string() }), listed.extend({ between: z.array(z.string()) })]);
 
 export const listRequestsTool = defineTool({
   name: 'list_requests',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { indexState } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
@@ -36,10 +37,7 @@ const output = z.union([
       }),
     })),
     total: z.number(),
-    index: z.object({
-      stale: z.boolean(),
-      changed_files: z.number(),
-    }),
+    index: indexState,
   }),
 ]);
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { scopeField } from './commonFields';
+import { indexState } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
@@ -21,10 +22,7 @@ const output = z.object({
   })),
   total: z.number(),
   shown: z.number(),
-  index: z.object({
-    stale: z.boolean(),
-    changed_files: z.number(),
-  }),
+  index: indexState,
 });
 
 export const searchTextTool = defineTool({

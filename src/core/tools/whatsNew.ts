@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { scopeField } from './commonFields';
+import { untrustedText } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
@@ -25,12 +26,7 @@ const output = z.object({
     from: z.string(),
     scope: z.string(),
     asked_at: z.string(),
-    request: z.object({
-      author: z.string(),
-      text: z.string(),
-      untrusted: z.boolean(),
-      full_chars: z.number().optional(),
-    }),
+    request: untrustedText,
   })),
   open_requests_total: z.number(),
   writes: z.array(z.object({
@@ -38,12 +34,7 @@ const output = z.object({
     kind: z.enum(['answer', 'note', 'fact']),
     at: z.string(),
     scope: z.string(),
-    summary: z.object({
-      author: z.string(),
-      text: z.string(),
-      untrusted: z.boolean(),
-      full_chars: z.number().optional(),
-    }),
+    summary: untrustedText,
     request_id: z.string().optional(),
   })),
 });
