@@ -216,6 +216,11 @@ describe('every tool answers inside its outputSchema (official SDK client, real 
     expect(await ok('memory_status', {})).toMatchObject({ semantic: false });
   }, 180_000);
 
+  it('keeps every object of every outputSchema open, so a field added later breaks no client', () => {
+    const closed = listed.filter((t) => JSON.stringify(t.outputSchema).includes('"additionalProperties":false')).map((t) => t.name);
+    expect(closed).toEqual([]);
+  });
+
   it('names in each outputSchema every field the answers carry', () => {
     expect(answers.size).toBe(TOOLS.length);
     const missing: string[] = [];
