@@ -20,7 +20,8 @@ const output = z.object({
   shown: z.number(),
   budget: tokenBudget,
   note: z.string(),
-  line: z.string(),
+  // The spec gives the packed answer on the store door only; a pool mirror's answer may have none.
+  line: z.string().optional(),
 });
 
 export const chaptersSearchTool = defineTool({
