@@ -22,6 +22,7 @@
 //   RECOLLECT_E2E_KEEP=1         keep the temp folder (logs, store) even on success
 //   RECOLLECT_E2E_CACHE          where e2e-setup.sh caches code-server
 //   RECOLLECT_E2E_CODE_SERVER    code-server version (default 4.100.3; 4.139.1 = VS Code 1.139.1)
+//   RECOLLECT_E2E_ONLY           a regular expression: run only the tests it matches (and activation)
 
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';

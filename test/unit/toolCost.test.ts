@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countTokens } from '../../src/core/text/tokens';
-import { inputJsonSchema } from '../../src/core/tools/jsonSchema';
+import { inputJsonSchema, outputJsonSchema } from '../../src/core/tools/jsonSchema';
 import { TOOLS } from '../../src/core/tools/registry';
 
 /**
@@ -10,6 +10,8 @@ import { TOOLS } from '../../src/core/tools/registry';
  */
 /** 11,824 before the descriptions were cut; partial matches, fused search and RE2's limits then earned ~260 back. */
 const BUDGET_TOKENS = 11_600;
+/** Every field of every answer, refusals included; a bound that keeps the result schemas terse (no descriptions on their fields). */
+const OUTPUT_BUDGET_TOKENS = 19_000;
 
 describe('the cost of the tool definitions to every chat request', () => {
   it(`stays under ${BUDGET_TOKENS} tokens for all tools`, () => {
@@ -21,5 +23,16 @@ describe('the cost of the tool definitions to every chat request', () => {
     const tokens = rows.reduce((n, r) => n + r.tokens, 0);
     console.log(`${TOOLS.length} tools: ${chars} characters, ${tokens} tokens; largest: ${[...rows].sort((a, b) => b.tokens - a.tokens).slice(0, 5).map((r) => `${r.name} ${r.tokens}`).join(', ')}`);
     expect(tokens).toBeLessThanOrEqual(BUDGET_TOKENS);
+  });
+
+  /**
+   * The output schemas go in MCP's tools/list but to no model in VS Code: its MCP client keeps
+   * a tool's name, description and input schema only (the 1.139 workbench never reads
+   * outputSchema). What they cost is the handshake's size, bounded so they stay terse.
+   */
+  it(`keeps the output schemas under ${OUTPUT_BUDGET_TOKENS} tokens for all tools`, () => {
+    const tokens = TOOLS.reduce((n, t) => n + countTokens(JSON.stringify(outputJsonSchema(t))), 0);
+    console.log(`${TOOLS.length} output schemas: ${tokens} tokens`);
+    expect(tokens).toBeLessThanOrEqual(OUTPUT_BUDGET_TOKENS);
   });
 });

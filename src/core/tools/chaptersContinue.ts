@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { isRefusal } from '../refusal';
-import { chaptersContinueOutput } from './chaptersOutputs';
 import { defineTool } from './toolDefinition';
 import { presetField, sessionIdField } from './chaptersSegment';
 
@@ -19,12 +18,58 @@ export const handoffNoteField = z
   .max(NOTE_MAX)
   .describe('State of play for the next session: what is in progress, decisions that hold, the next step. Counted in the budget with the table of contents, never cut.');
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  session: z.object({
+    id: z.string(),
+    how: z.string(),
+  }),
+  opened: z.object({
+    opened: z.boolean(),
+    how: z.string(),
+  }),
+  ok: z.literal(true),
+  childSessionId: z.string(),
+  marker: z.string(),
+  intent: z.enum(['continue', 'fork']),
+  presetUsed: z.object({
+    name: z.enum(['compact', 'standard', 'generous']),
+    budgetTokens: z.number(),
+    chapterTargetTokens: z.number(),
+    budgetOverridden: z.boolean(),
+  }),
+  chapters: z.array(z.object({
+    id: z.string(),
+    title: z.string(),
+    summary: z.string(),
+    startSeq: z.number(),
+    endSeq: z.number(),
+    sha256: z.string(),
+    tokens: z.number(),
+    path: z.string(),
+    new: z.boolean(),
+  })),
+  toc: z.object({
+    chapters: z.number(),
+    tokens: z.number(),
+  }),
+  warnings: z.array(z.string()),
+  budget: z.object({
+    requested: z.number(),
+    used: z.number(),
+    remaining: z.number(),
+    toc: z.number(),
+    note: z.number(),
+  }),
+  firstMessage: z.string(),
+});
+
 export const chaptersContinueTool = defineTool({
   name: 'chapters_continue',
   displayName: 'Chapters: archive and continue',
   family: 'chapters',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  output: chaptersContinueOutput,
+  output,
   description:
     'Archive chosen ranges of this session as verbatim Markdown chapters (rendered from the stored events: you choose ranges, titles and summaries, never the text; each chapter gets sha256, start/end seq and a token count) and open a new session whose first message is the cumulative table of contents across the whole ancestry plus your handoff note. Ranges: ascending, non-overlapping, at or below archiveCeiling from chapters_segment; a range identical to an existing chapter cites it. If the table of contents and note do not fit the budget it refuses with the numbers instead of trimming, and nothing is written. Returns childSessionId, presetUsed, chapters, warnings[] (coverage gaps, over-target chapters), budget, firstMessage and opened (whether an editor opened the new session; elsewhere, start a new session with firstMessage).',
   input: z.strictObject({

@@ -2,15 +2,45 @@ import { z } from 'zod';
 import { isRefusal } from '../refusal';
 import { budgetTokensField, handoffNoteField } from './chaptersContinue';
 import { presetField, sessionIdField } from './chaptersSegment';
-import { chaptersForkOutput } from './chaptersOutputs';
 import { defineTool } from './toolDefinition';
+
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  session: z.object({
+    id: z.string(),
+    how: z.string(),
+  }),
+  opened: z.object({
+    opened: z.boolean(),
+    how: z.string(),
+  }),
+  ok: z.literal(true),
+  childSessionId: z.string(),
+  marker: z.string(),
+  presetUsed: z.object({
+    name: z.enum(['compact', 'standard', 'generous']),
+    budgetTokens: z.number(),
+    chapterTargetTokens: z.number(),
+    budgetOverridden: z.boolean(),
+  }),
+  budget: z.object({
+    requested: z.number(),
+    used: z.number(),
+    remaining: z.number(),
+    toc: z.number(),
+    note: z.number(),
+  }),
+  cites: z.array(z.string()),
+  warnings: z.array(z.string()),
+  firstMessage: z.string(),
+});
 
 export const chaptersForkTool = defineTool({
   name: 'chapters_fork',
   displayName: 'Chapters: fork',
   family: 'chapters',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  output: chaptersForkOutput,
+  output,
   description:
     'Branch intent ("let\'s try another angle from here"): opens a sibling session whose first message cites the chapters this session already has (the whole ancestry\'s table of contents) plus your handoff note, and writes nothing — no chapter, no record. Events not archived yet stay out of the branch (warnings say which); chapters_continue archives them, and a person\'s /fork archives and branches in one step. Over budget is refused with the numbers. Returns childSessionId, presetUsed, budget, cites, warnings, firstMessage and opened.',
   input: z.strictObject({

@@ -4,15 +4,23 @@ import { projectFolderProblem } from '../rules/projectFolder';
 import { RULE_CATEGORIES } from '../rules/rulesSchema';
 import { RULE_TEXT_MAX } from '../rules/rulesService';
 import { sessionIdField } from './chaptersSegment';
-import { chaptersRuleProposeOutput } from './chaptersOutputs';
 import { defineTool } from './toolDefinition';
+
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  ok: z.literal(true),
+  text: z.string(),
+  id: z.string(),
+  status: z.enum(['pending', 'approved', 'rejected']),
+  duplicate: z.boolean(),
+});
 
 export const chaptersRuleProposeTool = defineTool({
   name: 'chapters_rule_propose',
   displayName: 'Chapters: propose a rule',
   family: 'chapters',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  output: chaptersRuleProposeOutput,
+  output,
   description:
     'Propose a rule ("we learned a team convention"): a write-once candidate for this project (scope project, the default) or this session (scope session). It is NOT in force until a person approves it on this machine in Recollect\'s rule approval view — no tool can approve one — so do not follow it as a rule until chapters_rules returns it. Proposing the same words again (any case or spacing) changes nothing and says where the rule stands; a rejected rule stays rejected. Returns ok and text (the proposal reply), with id and status.',
   input: z.strictObject({

@@ -26,11 +26,100 @@ type Input = z.infer<typeof input>;
 /** Messages taken from the semantic ranking into the default search's fusion. */
 const SEMANTIC_POOL = 200;
 
+/** One message a search found (eventHits.ts). */
+const eventHit = z.object({
+  task_id: z.string(),
+  session_id: z.string(),
+  source: z.string(),
+  session_title: z.string().nullable(),
+  kind: z.string(),
+  tool_name: z.string().nullable(),
+  snippet: z.string(),
+  at: z.string().nullable(),
+});
+const session = z.object({ id: z.string(), source: z.string(), title: z.string().nullable(), workspace: z.string().nullable(), how: z.string() });
+const event = z.object({
+  seq: z.number(),
+  kind: z.string(),
+  text: z.string(),
+  bytes: z.number(),
+  at: z.string().nullable(),
+  tool_name: z.string().nullable(),
+  call_id: z.string().nullable(),
+  tool_input: z.unknown(),
+  is_error: z.boolean(),
+});
+
+/** One shape per mode (and per search match); a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.union([
+  // list
+  z.object({
+    ok: z.literal(true),
+    session,
+    runs: z.array(z.object({ task_id: z.string(), seq: z.number(), objective: z.string().nullable(), started_at: z.string().nullable(), ended_at: z.string().nullable(), events: z.number(), chars: z.number() })),
+  }),
+  // list or tool_list before any session was imported
+  z.object({ ok: z.literal(true), session: z.null(), runs: z.array(z.never()), note: z.string() }),
+  // read
+  z.object({
+    ok: z.literal(true),
+    scope: z.enum(['reference', 'full']),
+    runs: z.array(
+      z.union([
+        z.object({ task_id: z.string(), session_id: z.string(), objective: z.string().nullable(), started_at: z.string().nullable(), ended_at: z.string().nullable(), events: z.array(event) }),
+        z.object({ task_id: z.string(), withheld: z.literal(true), objective: z.string(), chars: z.number(), note: z.string() }),
+      ]),
+    ),
+    tokens: z.number(),
+    withheld: z.object({
+      checked: z.boolean(),
+      reason: z.string(),
+      model: z.string().optional(),
+      judgement_failed: z.literal(true).optional(),
+      current_request: z.object({ session_id: z.string(), how: z.string(), task_id: z.string(), text: z.string() }).optional(),
+      judged: z.array(z.object({ task_id: z.string(), related: z.boolean(), confidence: z.number() })).optional(),
+      ids: z.array(z.string()).optional(),
+      already_withheld: z.array(z.string()).optional(),
+    }),
+  }),
+  // tool_list
+  z.object({
+    ok: z.literal(true),
+    session,
+    calls: z.array(z.object({ task_id: z.string(), name: z.string(), input: z.unknown(), at: z.string().nullable(), result_bytes: z.number().nullable() })),
+  }),
+  // tool
+  z.object({ ok: z.literal(true), task_id: z.string(), name: z.string(), output: z.string(), is_error: z.boolean(), bytes: z.number() }),
+  // search, match=keyword
+  z.object({ ok: z.literal(true), total: z.number(), shown: z.number(), hits: z.array(eventHit.extend({ score: z.number(), matched: z.enum(['all', 'partial']) })) }),
+  // search, match=semantic (answered, or off and why)
+  z.object({
+    ok: z.literal(true),
+    match: z.string(),
+    semantic: z.boolean(),
+    model: z.string(),
+    shown: z.number(),
+    hits: z.array(eventHit.extend({ similarity: z.number() })),
+    not_indexed: z.number().optional(),
+    note: z.string().optional(),
+  }),
+  z.object({ ok: z.literal(true), match: z.string(), semantic: z.boolean(), hits: z.array(z.never()), reason: z.string() }),
+  // search, both fused
+  z.object({
+    ok: z.literal(true),
+    semantic: z.union([z.object({ model: z.string() }), z.object({ off: z.string() })]),
+    total: z.number(),
+    shown: z.number(),
+    hits: z.array(eventHit.extend({ score: z.number(), matched: z.enum(['all', 'partial', 'meaning', 'next to a match']) })),
+  }),
+]);
+
 export const chatHistoryTool = defineTool({
   name: 'chat_history',
   displayName: 'Chat history',
   family: 'history',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  output,
   description:
     'This session\'s own action log, from the imported sessions (VS Code chat, Copilot, Claude Code, Codex). mode=list: recent runs with their task_id. mode=read: one or more runs in full (the request, every tool call with its output, the reply; scope=reference keeps those, full keeps everything); with recollect.history.withholdUnrelatedRuns on in VS Code, a run of 4096+ characters a model judges unrelated (confidence ≥ 0.7) becomes a one-line note with its objective, once per run per session (reading again returns it whole; `withheld` says what was judged or why not). mode=tool_list: the tool calls of the last 16 runs, to reuse a paid-for fetch. mode=tool: one call\'s raw output by task_id + name. mode=search: past messages within time_range; match=keyword is BM25 over the whole archive in any form of a word (CJK inside sentences), every-word hits first, then the best partial ones; match=semantic is by meaning (hits with `similarity`); omitted, both are fused and a message is also credited for those said next to it; each hit\'s `matched` is all, partial, meaning or "next to a match". "This session" is the newest session of the caller\'s kind in its workspace; each answer names the session and how it was chosen.',
   input,

@@ -2,11 +2,41 @@ import { z } from 'zod';
 import { SEARCH_CAP, SEARCH_DEFAULT, WRITE_REMOVED } from '../errors/errorService';
 import { defineTool } from './toolDefinition';
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const record = z.object({
+  hash: z.string(),
+  tool_name: z.string(),
+  keywords: z.array(z.string()),
+  symptom: z.string(),
+  cause: z.string().nullable(),
+  action: z.string(),
+  outcome: z.literal('resolved'),
+  source: z.string(),
+  first_recorded_at: z.string(),
+  last_recorded_at: z.string(),
+  times_recorded: z.number(),
+});
+const output = z.union([
+  z.object({
+    ok: z.literal(true),
+    mode: z.literal('search'),
+    query: z.string(),
+    limit: z.number(),
+    records: z.array(record.extend({ snippet: z.string(), score: z.number() })),
+    total: z.number(),
+    shown: z.number(),
+    tokens: z.number(),
+    note: z.string().optional(),
+  }),
+  z.object({ ok: z.literal(true), mode: z.literal('read'), record }),
+]);
+
 export const errorHistoryTool = defineTool({
   name: 'error_history',
   displayName: 'Error history',
   family: 'errors',
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  output,
   description:
     `Tool failures kept across sessions, each with the fix that worked. Look here before debugging a failing tool call. mode=search finds past records by keyword (tool name, keywords, symptom, cause, fix; every word must match) and returns ${SEARCH_DEFAULT} by default; limit is capped at ${SEARCH_CAP} (a larger limit is lowered and the reply says so). mode=read fetches one record by its 8-character hash, e.g. when a tool result says \`no data: {hash}\`. Leave mode out to infer it: hash → read, otherwise search. mode=write was removed: record fixes with write_error.`,
   input: z.strictObject(

@@ -1,12 +1,53 @@
 import { z } from 'zod';
 import { scopeField } from './commonFields';
+import { indexState, tokenBudget } from './outputFields';
 import { defineTool } from './toolDefinition';
+
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  ok: z.literal(true),
+  mode: z.enum(['query', 'profile']),
+  note: z.string().optional(),
+  scope: z.string().optional(),
+  rules_first: z.literal(true).optional(),
+  semantic: z.union([z.object({ model: z.string() }), z.object({ off: z.string() })]).optional(),
+  facts: z.array(
+    z.object({
+      id: z.string(),
+      subject: z.string(),
+      predicate: z.string(),
+      object: z.string(),
+      scope: z.string(),
+      source: z.string(),
+      valid_from: z.string(),
+      valid_to: z.string().optional(),
+      recorded_at: z.string(),
+      status: z.enum(['current', 'historical']),
+    }),
+  ),
+  notes: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.enum(['entry', 'note']),
+      scope: z.string(),
+      created_at: z.string(),
+      text: z.string(),
+      chunk: z.number().optional(),
+      truncated: z.literal(true).optional(),
+      full_tokens: z.number().optional(),
+    }),
+  ),
+  budget: tokenBudget,
+  left_out: z.object({ facts: z.number(), notes: z.number(), unranked_matches: z.number().optional() }),
+  index: indexState,
+});
 
 export const getContextTool = defineTool({
   name: 'get_context',
   displayName: 'Get memory context',
   family: 'memory',
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  output,
   description:
     'Primary read: call before substantive work with the current request. Returns current facts first (standing rules/policy/approval facts first of all when the request asks whether something may be done), then the closest notes, packed into `max_tokens` counted by a real tokenizer and never exceeded: the reply reports `budget` {requested, used, remaining} and `left_out` counts for what did not fit (a note cut to fit is marked `truncated`; read_memory returns it whole). `include_history` adds superseded values labelled "historical". Omit `query` for a compact profile of current memory. `index.stale` says the Markdown vault changed since it was indexed (run index_memory).',
   input: z.strictObject({

@@ -24,18 +24,15 @@ function withoutSafeIntegerBounds(node: unknown): unknown {
 }
 
 /** Every refusal's shape (core/refusal.ts); a refusal may say more than these fields. */
-const refusalOutput = z.looseObject({
+const refusalOutput = z.object({
   ok: z.literal(false),
   reason: z.string(),
-  budget: z.strictObject({ limit: z.number(), used: z.number(), unit: z.enum(['characters', 'tokens', 'items', 'bytes', 'requests']) }).optional(),
+  budget: z.object({ limit: z.number(), used: z.number(), unit: z.enum(['characters', 'tokens', 'items', 'bytes', 'requests']) }).optional(),
 });
 
-/** A successful answer of a tool that names no fields: an object that is not a refusal. */
-const answerOutput = z.looseObject({ ok: z.literal(true).optional() });
-
-/** Every answer the tool may give: its declared answer (more fields allowed) or a refusal. */
+/** Every answer the tool may give: its declared answer or a refusal (zod objects let other fields through). */
 export function resultSchema(tool: ToolDefinition): z.ZodType {
-  return z.union([tool.output ? tool.output.loose() : answerOutput, refusalOutput]);
+  return z.union([tool.output, refusalOutput]);
 }
 
 /**
@@ -45,7 +42,24 @@ export function resultSchema(tool: ToolDefinition): z.ZodType {
 export function outputJsonSchema(tool: ToolDefinition): { type: 'object'; [k: string]: unknown } {
   const schema = z.toJSONSchema(resultSchema(tool), { io: 'output', target: 'draft-7' }) as Record<string, unknown>;
   delete schema.$schema;
-  return { type: 'object', ...schema };
+  return { type: 'object', ...(open(withoutSafeIntegerBounds(schema)) as Record<string, unknown>) };
+}
+
+/**
+ * zod closes every object of an output schema (`additionalProperties: false`); an answer's
+ * objects stay open so that a field added later does not make an older client reject the
+ * answer. A map's `propertyNames: {type: string}` says nothing JSON does not, and is dropped.
+ */
+function open(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(open);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'additionalProperties' && value === false) continue;
+    if (key === 'propertyNames') continue;
+    out[key] = open(value);
+  }
+  return out;
 }
 
 /**

@@ -8,11 +8,40 @@ import { defineTool } from './toolDefinition';
 
 export const DEFAULT_EXPAND_ANSWER_TOKENS = 2000;
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  ok: z.literal(true),
+  answer: z.string(),
+  citedIds: z.array(z.string()),
+  citedMessageIds: z.array(z.number()).optional(),
+  sourceConversationIds: z.array(z.number()),
+  expandedSummaryCount: z.number(),
+  totalSourceTokens: z.number(),
+  truncated: z.boolean(),
+  truncatedBecause: z.array(z.string()).optional(),
+  synthesizedBy: z.string().nullable(),
+  conversationBreakdown: z
+  .array(
+    z.object({
+      conversationId: z.number(),
+      title: z.string().nullable(),
+      status: z.string(),
+      stoppedBy: z.string().optional(),
+      error: z.string().optional(),
+      expandedSummaryCount: z.number(),
+      sourceTokens: z.number(),
+    }),
+  )
+  .optional(),
+  scope: z.object({ conversationId: z.number().nullable(), how: z.string() }),
+});
+
 export const lcmExpandQueryTool = defineTool({
   name: 'lcm_expand_query',
   displayName: 'Answer from compacted history',
   family: 'lcm',
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  output,
   description:
     'Deep recall: answer a focused question (prompt) by expanding summaries of the lossless-context DAG down to the source messages. Give query or summaryIds (from lcm_grep or lcm_describe). ' +
     'With a language model (in VS Code, when recollect.lcm.useLanguageModel allows it) a bounded sub-agent that can only call lcm_expand walks the DAG and answers (120 s limit, token cap); otherwise the answer is the best-matching source excerpts, each with its summary and message id, and says that no model synthesised it. ' +

@@ -4,11 +4,49 @@ import { parseInstant } from '../text/time';
 import { allConversationsField, conversationIdField } from './lcmFields';
 import { defineTool } from './toolDefinition';
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  conversation: z.object({
+    conversationId: z.number().nullable(),
+    how: z.string(),
+  }),
+  stopped: z.object({
+    reason: z.string(),
+    afterMs: z.number(),
+    timeBoundMs: z.number(),
+  }).optional(),
+  scan: z.record(z.string(), z.object({
+    prefilter: z.enum(['substring', 'fts', 'vocabulary', 'none']),
+    candidates: z.number(),
+    scanned: z.number(),
+    bytesScanned: z.number(),
+    blobsRead: z.number(),
+  })).optional(),
+  ok: z.literal(true),
+  matches: z.array(z.object({
+    id: z.union([z.string(), z.number()]),
+    type: z.enum(['message', 'summary']),
+    snippet: z.string(),
+    conversationId: z.number(),
+    createdAt: z.string(),
+    role: z.string().optional(),
+    toolName: z.string().nullable().optional(),
+    coveredBy: z.string().nullable().optional(),
+    depth: z.number().optional(),
+    kind: z.string().optional(),
+    summaryId: z.string().optional(),
+    matched: z.enum(['all', 'partial']).optional(),
+  })),
+  count: z.number(),
+  truncated: z.boolean(),
+});
+
 export const lcmGrepTool = defineTool({
   name: 'lcm_grep',
   displayName: 'Search compacted history',
   family: 'lcm',
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  output,
   description:
     'Search imported conversations (their messages and the summaries of the lossless-context DAG) by regex or full text. Start recall here; then lcm_describe a summary, then lcm_expand_query for detail the summaries dropped. ' +
     'regex (default): an RE2 regular expression in JavaScript syntax, run in linear time (lookaround and backreferences are refused by name), case-sensitive (/pattern/i for any case, also /m and /s); in a text over 256 K characters a match longer than 8,192 characters can come back shortened. A scan stops after 20 s and says so in stopped; other calls are answered meanwhile. ' +

@@ -1,11 +1,75 @@
 import { z } from 'zod';
 import { defineTool } from './toolDefinition';
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  vault: z.object({
+    stale: z.boolean(),
+    changed_files: z.number(),
+    path: z.string(),
+  }),
+  store: z.object({
+    home: z.string(),
+    journal_problems: z.number(),
+  }),
+  warnings: z.array(z.string()),
+  embeddings: z.union([z.object({
+    error: z.string().optional(),
+    indexed: z.number().optional(),
+    total: z.number().optional(),
+    not_embedded: z.number().optional(),
+    memory: z.object({
+      indexed: z.number(),
+      total: z.number(),
+    }).optional(),
+    history: z.object({
+      indexed: z.number(),
+      total: z.number(),
+    }).optional(),
+    indexing: z.boolean().optional(),
+    endpoint: z.string().nullable(),
+    provider: z.enum(['local', 'endpoint']).nullable(),
+    model: z.string().nullable(),
+  }), z.object({
+    error: z.string().optional(),
+    indexed: z.number().optional(),
+    total: z.number().optional(),
+    not_embedded: z.number().optional(),
+    memory: z.object({
+      indexed: z.number(),
+      total: z.number(),
+    }).optional(),
+    history: z.object({
+      indexed: z.number(),
+      total: z.number(),
+    }).optional(),
+    indexing: z.boolean().optional(),
+    model_dir: z.string().nullable(),
+    provider: z.enum(['local', 'endpoint']).nullable(),
+    model: z.string().nullable(),
+  })]).optional(),
+  semantic: z.boolean(),
+  semantic_reason: z.string().nullable(),
+  notes: z.number(),
+  entries: z.number(),
+  chunks: z.number(),
+  entities: z.number(),
+  facts: z.number(),
+  current_facts: z.number(),
+  retired: z.object({
+    facts: z.number(),
+    entries: z.number(),
+    notes: z.number(),
+  }),
+  ok: z.literal(true),
+});
+
 export const memoryStatusTool = defineTool({
   name: 'memory_status',
   displayName: 'Memory status',
   family: 'memory',
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  output,
   description:
     'Counts of notes (Markdown files in the vault), entries (day-log entries), chunks (what the keyword index holds for them), entities and facts (superseded values included, current_facts separately), retired memories, whether semantic search can answer now (`semantic`, with the reason when it cannot; the model is asked first), `embeddings` (the model and provider, and how far indexing has got: indexed of total, per corpus memory and history), the vault folder with `stale` / `changed_files`, and any store warnings a person should know about. Takes no arguments.',
   input: z.strictObject({}),

@@ -2,11 +2,65 @@ import { z } from 'zod';
 import { IMPORT_FILE_MAX_BYTES } from '../transfer/importCheck';
 import { defineTool } from './toolDefinition';
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.union([
+  z.object({
+    note: z.string(),
+    label: z.string(),
+    folder: z.string(),
+    files: z.number(),
+    bytes: z.number(),
+    would_create: z.array(z.string()),
+    conflicts: z.array(z.object({
+      index: z.number(),
+      path: z.string(),
+      reason: z.string(),
+    })),
+    unchanged: z.array(z.string()),
+    excluded: z.array(z.string()),
+    dates_clamped: z.array(z.object({
+      index: z.number(),
+      path: z.string(),
+      claimed: z.string(),
+      clamped_to: z.string(),
+    })),
+    creates: z.literal('notes'),
+    ok: z.literal(true),
+    staged: z.literal(false),
+  }),
+  z.object({
+    label: z.string(),
+    folder: z.string(),
+    files: z.number(),
+    bytes: z.number(),
+    would_create: z.array(z.string()),
+    conflicts: z.array(z.object({
+      index: z.number(),
+      path: z.string(),
+      reason: z.string(),
+    })),
+    unchanged: z.array(z.string()),
+    excluded: z.array(z.string()),
+    dates_clamped: z.array(z.object({
+      index: z.number(),
+      path: z.string(),
+      claimed: z.string(),
+      clamped_to: z.string(),
+    })),
+    creates: z.literal('notes'),
+    ok: z.literal(true),
+    staged: z.literal(true),
+    batchId: z.string(),
+    expires_at: z.string(),
+  }),
+]);
+
 export const previewImportTool = defineTool({
   name: 'preview_import',
   displayName: 'Preview a Markdown import',
   family: 'memory',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  output,
   description:
     'Dry run of an import of Markdown notes into the vault under Imported/<label>/. The server cannot read the disk: read each .md file and send its text. Up to 100 files per call, 64 KiB per file, 128 KiB per batch; more is refused with the measured sizes. One bad file (not valid Unicode, or a control character other than tab, newline and carriage return, or U+007F) refuses the whole call and names its index in `files`; nothing is staged. A front-matter `session_date` or `date` later than the write time is replaced by the write time and reported. Writes no note: returns what would be created, conflicts (a different file already at the path, which is kept), and a batchId for apply_import (valid 15 minutes).',
   input: z.strictObject({

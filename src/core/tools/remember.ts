@@ -3,11 +3,45 @@ import { STATEMENT_MAX } from '../memory/memoryService';
 import { citesField, scopeField, sourceField } from './commonFields';
 import { defineTool } from './toolDefinition';
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.union([
+  z.object({
+    ok: z.literal(true),
+    saved: z.literal('note'),
+    id: z.string(),
+    path: z.string(),
+    day: z.string(),
+    scope: z.string(),
+    source: z.string(),
+    recorded_at: z.string(),
+    warning: z.string().optional(),
+  }),
+  z.object({
+    warning: z.string().optional(),
+    ok: z.literal(true),
+    saved: z.literal('fact'),
+    id: z.string(),
+    subject: z.string(),
+    predicate: z.string(),
+    object: z.string(),
+    scope: z.string(),
+    source: z.string(),
+    recorded_at: z.string(),
+    replaced: z.object({
+      id: z.string(),
+      object: z.string(),
+      recorded_at: z.string(),
+    }).nullable(),
+    note_id: z.string().nullable(),
+  }),
+]);
+
 export const rememberTool = defineTool({
   name: 'remember',
   displayName: 'Remember',
   family: 'memory',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  output,
   description:
     'Primary write: keep something the user asked you to remember. Pass `statement` in plain words; add `subject`, `predicate` and `object` together only for a value that stays current until it changes (the same subject+predicate+scope again replaces the value; the old one stays in history). A standing rule is a fact: subject = what it governs, predicate "rule", object = the rule. The sentence also goes to the day\'s Markdown log in the vault (id entry:<path>#<hash>). Over 4,000 characters is refused, never cut; a statement saved on its own holding invalid Unicode or a control character (other than tab, newline, carriage return) is refused and nothing is written.',
   input: z.strictObject({

@@ -3,11 +3,25 @@ import { STATEMENT_MAX } from '../memory/memoryService';
 import { citesField, scopeField, sourceField } from './commonFields';
 import { defineTool } from './toolDefinition';
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  saved: z.literal('entry'),
+  ok: z.literal(true),
+  id: z.string(),
+  path: z.string(),
+  day: z.string(),
+  scope: z.string(),
+  source: z.string(),
+  recorded_at: z.string(),
+  warning: z.string().optional(),
+});
+
 export const rememberNoteTool = defineTool({
   name: 'remember_note',
   displayName: 'Log a note',
   family: 'memory',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  output,
   description:
     'Append a timestamped entry to a day\'s log (a Markdown file in the vault, daily/YYYY-MM-DD.md) and index it at once. The refusals of a statement saved on its own apply: text over 4,000 characters, invalid Unicode, or a control character other than tab, newline and carriage return (or U+007F) is refused and nothing is written. Returns the entry id entry:<path>#<hash>.',
   input: z.strictObject({

@@ -2,11 +2,35 @@ import { z } from 'zod';
 import { scopeField } from './commonFields';
 import { defineTool } from './toolDefinition';
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  ok: z.literal(true),
+  subject: z.string(),
+  values: z.array(z.object({
+    id: z.string(),
+    subject: z.string(),
+    predicate: z.string(),
+    object: z.string(),
+    scope: z.string(),
+    source: z.string(),
+    valid_from: z.string(),
+    valid_to: z.string().nullable(),
+    recorded_at: z.string(),
+    status: z.enum(['current', 'historical']),
+    superseded_at: z.string().nullable(),
+    superseded_by: z.string().nullable(),
+  })),
+  count: z.number(),
+  as_of: z.string().optional(),
+  note: z.string().optional(),
+});
+
 export const retrieveMemoryTool = defineTool({
   name: 'retrieve_memory',
   displayName: 'Retrieve memory',
   family: 'memory',
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  output,
   description:
     'The current value(s) for a subject, matched regardless of case and spacing. `predicate` narrows to one property; `include_history` adds superseded values labelled "historical"; `as_of` (ISO instant) returns the values valid at that time; `scope` restricts to one scope (all scopes when omitted).',
   input: z.strictObject({

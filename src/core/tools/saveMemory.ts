@@ -3,11 +3,32 @@ import { STATEMENT_MAX } from '../memory/memoryService';
 import { citesField, scopeField, sourceField } from './commonFields';
 import { defineTool } from './toolDefinition';
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.object({
+  warning: z.string().optional(),
+  ok: z.literal(true),
+  saved: z.literal('fact'),
+  id: z.string(),
+  subject: z.string(),
+  predicate: z.string(),
+  object: z.string(),
+  scope: z.string(),
+  source: z.string(),
+  recorded_at: z.string(),
+  replaced: z.object({
+    id: z.string(),
+    object: z.string(),
+    recorded_at: z.string(),
+  }).nullable(),
+  note_id: z.string().nullable(),
+});
+
 export const saveMemoryTool = defineTool({
   name: 'save_memory',
   displayName: 'Save memory (fact)',
   family: 'memory',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  output,
   description:
     'The structured form alone: save one fact as subject, predicate and object (all three required). No sentence is kept. Saving the same subject+predicate+scope again replaces the current value; the old one stays in history (retrieve_memory with include_history).',
   input: z.strictObject({

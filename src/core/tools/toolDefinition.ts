@@ -44,10 +44,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType> {
   description: string;
   input: I;
   /**
-   * The fields a successful answer carries, as far as a client may rely on them (more may be
-   * present). Every answer is either this or a refusal; the MCP outputSchema says both.
+   * Every field a successful answer carries (a union where modes answer differently). Every
+   * answer is either this or a refusal; the MCP outputSchema says both. Objects stay open, so a
+   * field added later does not break a client validating against an older schema.
    */
-  output?: z.ZodObject;
+  output: z.ZodType;
   effects: ToolEffects;
   /**
    * What VS Code shows before a write that changes what a person cares about. Only a tool that

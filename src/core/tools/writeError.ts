@@ -3,11 +3,18 @@ import { defineTool } from './toolDefinition';
 
 const text = (max: number) => z.string().min(1).max(max);
 
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = z.union([
+  z.object({ ok: z.literal(true), recorded: z.literal(true), hash: z.string(), new: z.boolean(), times_recorded: z.number(), recorded_at: z.string(), note: z.string().optional() }),
+  z.object({ ok: z.literal(true), recorded: z.literal(false), stored: z.literal(false), outcome: z.enum(['failed', 'abandoned']), note: z.string() }),
+]);
+
 export const writeErrorTool = defineTool({
   name: 'write_error',
   displayName: 'Record a resolved error',
   family: 'errors',
   effects: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  output,
   description:
     'Store a tool failure together with the fix that resolved it, so a later error_history search finds it; returns `recorded` and the record\'s 8-character hash. Call it once a non-trivial fix is confirmed working, and when a failed tool result\'s `next:` hint asks for it. Only outcome=resolved is stored; failed and abandoned are accepted and discarded (recorded: false). The hash comes from tool_name + symptom + action, so recording the same fix again updates the one record (new keywords merged, a newer cause kept, times_recorded counted) instead of adding a duplicate. Control characters (other than tab and newlines) are refused.',
   input: z.strictObject({

@@ -61,7 +61,12 @@ async function runAll(resultsFile) {
   };
   writeResults(resultsFile, results);
 
-  for (const t of tests) {
+  // RECOLLECT_E2E_ONLY (a regular expression over test names) runs a few tests, after the
+  // activation they all need, for working on one case without the whole run.
+  const only = process.env.RECOLLECT_E2E_ONLY ? new RegExp(process.env.RECOLLECT_E2E_ONLY) : undefined;
+  const chosen = only ? tests.filter((t, i) => i === 0 || only.test(t.name)) : tests;
+  if (only) results.only = String(only);
+  for (const t of chosen) {
     const started = Date.now();
     const entry = { name: t.name, ok: false };
     try {
@@ -619,3 +624,68 @@ test('the sidebar memory browser in a light theme (screenshot)', async (info) =>
 
 // Registered last: it imports a newer Claude Code session, which the tests above must not see.
 require('./chatHistoryWithheld.cjs')({ test, assert, callJson, assertOk, truncate, safeStringify, until, EXTENSION_ID });
+
+// What invoking a Recollect tool by its own name does now: 'answered', or 'refused: <why>'.
+async function plainInvocation(name) {
+  return Promise.race([
+    invokeTool(name, {}).then(() => 'answered', (err) => `refused: ${(err && err.message) || err}`),
+    new Promise((r) => setTimeout(() => r('no answer in 8 s'), 8000)),
+  ]);
+}
+
+// Last: it starts a second process on the store (VS Code's MCP client runs the server), so no
+// test after it depends on what that process did.
+test('with recollect.toolSurface = mcp the language-model tools are unregistered, the MCP server is offered, and each tool comes from it once', async (info) => {
+  const ext = vscode.extensions.getExtension(EXTENSION_ID);
+  const contributed = ext.packageJSON.contributes.languageModelTools.map((t) => t.name);
+  // VS Code names an MCP server's tools after the server (e.g. mcp_recollect_remember).
+  const mcpCopies = (tool) => vscode.lm.tools.filter((t) => t.name !== tool && t.name.endsWith(`_${tool}`) && /recollect/i.test(t.name));
+  const config = () => vscode.workspace.getConfiguration('recollect');
+  const minor = Number(vscode.version.split('.')[1]);
+  await config().update('toolSurface', 'mcp', vscode.ConfigurationTarget.Global);
+  try {
+    if (minor < 101) {
+      // No MCP server definition API (1.100): the setting cannot take effect, and the tools stay.
+      await new Promise((r) => setTimeout(r, 2000));
+      const answer = await plainInvocation('memory_status');
+      assert(answer === 'answered', `VS Code ${vscode.version} has no MCP definition API, yet memory_status no longer answers: ${answer}`);
+      info.surface = 'languageModelTools (no MCP definition API)';
+      return;
+    }
+    // vscode.lm.tools keeps listing contributed tools whatever their `when` says (the model's
+    // list honours it), so "unregistered" is seen as: calling one by its own name is refused.
+    let answer;
+    const until = Date.now() + 20_000;
+    while ((answer = await plainInvocation('memory_status')) === 'answered' && Date.now() < until) await new Promise((r) => setTimeout(r, 500));
+    assert(answer.startsWith('refused'), `memory_status still answers as a language-model tool on the MCP surface (${answer})`);
+    info.plainCall = truncate(answer, 160);
+    // Start every MCP server VS Code knows (ours is the only one here) and wait for its tools;
+    // VS Code asks the provider for the definition again only after the change, so until it
+    // has, there is nothing to start and the command is repeated.
+    const allOnce = () => contributed.every((tool) => mcpCopies(tool).length === 1);
+    const deadline = Date.now() + 60_000;
+    let starts = 0;
+    while (!allOnce() && Date.now() < deadline) {
+      starts++;
+      await Promise.race([
+        vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true, autoTrustChanges: true }),
+        new Promise((r) => setTimeout(r, 10_000)),
+      ]);
+      if (!allOnce()) await new Promise((r) => setTimeout(r, 1000));
+    }
+    const missing = contributed.filter((tool) => mcpCopies(tool).length !== 1);
+    assert(
+      missing.length === 0,
+      `not offered once by Recollect's MCP server after ${starts} start(s): ${missing.join(', ')} (tools named recollect: ${vscode.lm.tools.map((t) => t.name).filter((n) => /recollect/i.test(n)).join(', ') || 'none'})`,
+    );
+    info.starts = starts;
+    info.mcpTools = contributed.slice(0, 3).map((tool) => mcpCopies(tool)[0].name);
+    info.surface = 'mcp';
+  } finally {
+    // Back to the default surface, which the tests after this one call tools through.
+    await config().update('toolSurface', undefined, vscode.ConfigurationTarget.Global);
+    const until = Date.now() + 20_000;
+    while ((await plainInvocation('memory_status')) !== 'answered' && Date.now() < until) await new Promise((r) => setTimeout(r, 500));
+  }
+  assert((await plainInvocation('memory_status')) === 'answered', 'the language-model tools did not come back with the default surface');
+}, 150_000);
