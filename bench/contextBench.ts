@@ -4,6 +4,7 @@ import { memoryModule, type FactSaved } from '../src/core/memory/memorySchema';
 import type { Operation } from '../src/core/store/journal';
 import { countTokens } from '../src/core/text/tokens';
 import { getContextTool } from '../src/core/tools/getContext';
+import { addBenchVectors, type VectorFigures } from './benchVectors';
 import { bulkLoad } from './bulkLoad';
 import { printSelfTime, profiled } from './cpuProfile';
 import { sqlProfile } from './sqlProfile';
@@ -84,6 +85,10 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
     const counts = bulkLoad(s.store.db, notes, noteCount, factCount, vocab.words.slice(100, 4000), rng, (d) => { if (d % 20_000 === 0) progress(`  bulk insert ${d}`); });
     const rules = loadRules(s.store.db, rng, vocab.words.slice(100, 4000), ctx.arg('rules', 200));
     const loadMs = nowMs() - t0;
+    // Semantic recall is on (the bench runs from dist/, beside the bundled model): every memory gets a vector.
+    const sampleSize = ctx.arg('embed-sample', 400);
+    progress(`context: embedding a sample of ${sampleSize} memories with the bundled model, the rest get mixed vectors (bench/benchVectors.ts)`);
+    const vectors = s.semantic.configured ? await addBenchVectors(s, ctx.wasm, sampleSize, new Rng(ctx.seed + 62)) : undefined;
     gc();
 
     // Warm the tokenizer and the page cache once, outside the measurements (section 2 times cold open).
@@ -151,6 +156,7 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
     const p95 = percentile(pooled, 95);
     heading(`6. get_context at ${counts.facts.toLocaleString('en-US')} facts (+${counts.supersededFacts.toLocaleString('en-US')} superseded) + ${counts.notes.toLocaleString('en-US')} notes + ${rules} rules`);
     note(`bulk-loaded through the memory appliers in ${ms(loadMs)} (one transaction, no journal lines; bench/bulkLoad.ts), the store open in this process.`);
+    printVectors(vectors);
     note(`${all.length} requests (${QUERIES.length} tasks, ${PERMISSION_QUESTIONS.length} "may I …?" questions) through the get_context tool, max_tokens 800 (default), ${rounds} rounds; round 1 has cold per-process caches (token counts, word counts).`);
     table(
       ['request', 'p50', 'max', 'first call'],
@@ -205,6 +211,22 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
   } finally {
     s.store.close();
   }
+}
+
+function printVectors(v: VectorFigures | undefined): void {
+  if (!v) {
+    note('semantic recall is off here (the bundled model is not beside the bench): the figures below are keyword ranking only');
+    return;
+  }
+  const rate = v.sample / (v.embedMs / 1000);
+  note(`vectors: ${v.total.toLocaleString('en-US')} memories ranked by meaning in every call below; ${v.sample} of them embedded by the bundled model for real, the rest mixed from those (bench/benchVectors.ts).`);
+  result('embedding throughput (bundled model, 16 a batch)', `${rate.toFixed(1)} texts/s`);
+  note(`${v.sample} memories spread over the store, ${Math.round(v.sampleChars / v.sample)} characters on average (as embedded: at most 1,200), in ${ms(v.embedMs)}`);
+  result('  time to index this store at that rate', ms((v.total / rate) * 1000));
+  result('bytes a vector adds (blob file + journal + database)', `${Math.round(v.blobBytes / v.sample)} + ${Math.round(v.journalBytes / v.sample)} + ${Math.round(v.dbBytes / v.sample)} B`);
+  const perVector = (v.blobBytes + v.journalBytes + v.dbBytes) / v.sample;
+  result('  all vectors of this store, against its database', `${((perVector * v.total) / 1048576).toFixed(1)} MB / ${(v.storeDbBytes / 1048576).toFixed(1)} MB`);
+  note(`the mixed vectors took ${ms(v.mixMs)} to store (one transaction, no journal lines).`);
 }
 
 /**
