@@ -1,5 +1,7 @@
 import * as path from 'node:path';
-import { openServices } from '../src/core/services';
+import { openServices, type Services } from '../src/core/services';
+import { semanticConfigFrom } from '../src/core/memory/semantic/semanticConfig';
+import { SemanticService } from '../src/core/memory/semantic/semanticService';
 import { memoryModule, type FactSaved } from '../src/core/memory/memorySchema';
 import type { Operation } from '../src/core/store/journal';
 import { countTokens } from '../src/core/text/tokens';
@@ -191,6 +193,7 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
     result('  first fact is a rule / the expected rule present', `${fr}/${ruleHits.length} / ${ex}/${ruleHits.length}`);
     const missing = ruleHits.filter((h) => !h.expected).map((h) => `"${h.q}"`);
     if (missing.length) note(`the expected rule was not among the facts for ${missing.join(', ')}`);
+    if (vectors) await semanticParts(s, ctx, all.map((a) => a.q));
     ctx.verdicts.push(['get_context p95 ≤ 30 ms', p95 <= 30], ['get_context never over max_tokens', over === 0], ['permission questions get rules first', rf === ruleHits.length]);
     if (ctx.diag) {
       heading('diagnosis: get_context, one more round of every request at max_tokens 800 under the CPU profiler');
@@ -211,6 +214,41 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
   } finally {
     s.store.close();
   }
+}
+
+/**
+ * The two semantic steps of a get_context call on their own (the query's embedding in the
+ * worker, the ranking of every memory's vector on this thread), and how far the ranking's
+ * pass by sign agrees with an exact scan of every vector.
+ */
+async function semanticParts(s: Services, ctx: BenchContext, queries: readonly string[]): Promise<void> {
+  const embedMs: number[] = [];
+  const rankMs: number[] = [];
+  let same = 0;
+  let shared = 0;
+  let total = 0;
+  const exact = new SemanticService(s.store, semanticConfigFrom(process.env, {}, path.dirname(ctx.wasm)), { coarseFrom: Number.MAX_SAFE_INTEGER, rescore: 0 });
+  try {
+    for (const q of queries) {
+      let t = nowMs();
+      const v = await s.semantic.embedQuery(`${q} (again)`);
+      embedMs.push(nowMs() - t);
+      if ('error' in v) throw new Error(v.error);
+      t = nowMs();
+      const got = s.semantic.rank(v, { corpus: 'memory', k: 200 });
+      rankMs.push(nowMs() - t);
+      const want = exact.rank(v, { corpus: 'memory', k: 200 });
+      const keys = new Set(want.map((h) => h.key));
+      shared += got.filter((h) => keys.has(h.key)).length;
+      total += want.length;
+      if (JSON.stringify(got) === JSON.stringify(want)) same++;
+    }
+  } finally {
+    exact.close();
+  }
+  result('  query embedding alone p50 / p95', `${ms(median(embedMs))} / ${ms(percentile(embedMs, 95))}`);
+  result('  ranking 200 by meaning alone p50 / p95', `${ms(median(rankMs))} / ${ms(percentile(rankMs, 95))}`);
+  result('  the 200 ranked vs an exact scan of every vector', `${((shared / total) * 100).toFixed(1)}% shared, ${same}/${queries.length} identical`);
 }
 
 function printVectors(v: VectorFigures | undefined): void {

@@ -6,7 +6,7 @@ import { scopeProblem } from '../scope';
 import { firstTokens } from '../../text/tokens';
 import { ContextPacker, cachedTokens } from './contextPacker';
 import { chunksByDocids, entriesByIds, factsByIds, historyOf, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type Keyed, type NoteItem } from './contextRows';
-import { keywordMatches, noteLimit, rankMemories, type KeywordMatches } from './memoryRanking';
+import { keywordMatches, noteLimit, rankMemories, readAround, type KeywordMatches, type ReadAround } from './memoryRanking';
 import { DocumentCounts } from './queryPruning';
 import { asksPermission, contentWords, RULE_PREDICATES } from './queryWords';
 
@@ -46,10 +46,12 @@ export async function getContext(
   const db = store.db;
   const words = input.query === undefined ? [] : contentWords(input.query);
   const lexical = words.length ? keywordMatches(db, store.version, store.now, words, input.scope, maxTokens, counts) : undefined;
-  // Awaited after the keyword search so the query's embedding overlaps it; a model that cannot
-  // answer leaves the keyword ranking alone, and the reply says semantic recall was off.
+  // Awaited after the keyword search, and after reading what ranking the keyword matches needs,
+  // so the query's embedding in the worker overlaps both; a model that cannot answer leaves the
+  // keyword ranking alone, and the reply says semantic recall was off.
+  const read = lexical && near ? readAround(db, lexical.hits.map((h) => h.docid)) : undefined;
   const semantic = lexical && near ? await near : undefined;
-  const candidates = lexical ? byQuery(db, lexical, semantic?.ok ? semantic.hits : [], input.query as string, input.scope, maxTokens) : profile(db, input.scope);
+  const candidates = lexical ? byQuery(db, lexical, semantic?.ok ? semantic.hits : [], input.query as string, input.scope, maxTokens, read) : profile(db, input.scope);
   const indexState = index();
   const mode = words.length ? 'query' : 'profile';
 
@@ -107,10 +109,10 @@ interface Candidates {
   unranked: number;
 }
 
-function byQuery(db: Database, lexical: KeywordMatches, semantic: readonly NearestHit[], query: string, scope: string | undefined, maxTokens: number): Candidates {
+function byQuery(db: Database, lexical: KeywordMatches, semantic: readonly NearestHit[], query: string, scope: string | undefined, maxTokens: number, read?: ReadAround): Candidates {
   const limit = noteLimit(maxTokens);
   // Facts are all kept (they lead the reply); notes beyond the limit could never be shown.
-  const all = rankMemories(db, lexical.hits, semantic, true);
+  const all = rankMemories(db, lexical.hits, semantic, true, read);
   let notesSeen = 0;
   const ranked = all.filter((c) => c.ref.startsWith('fact:') || notesSeen++ < limit * 2);
   const facts = factsByIds(db, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5)));
