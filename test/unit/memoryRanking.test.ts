@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEMORY_FTS } from '../../src/core/memory/memorySchema';
+import { byQuery, readAhead } from '../../src/core/memory/recall/getContext';
+import { contentWords } from '../../src/core/memory/recall/queryWords';
 import { keywordMatches, rankMemories, readAround } from '../../src/core/memory/recall/memoryRanking';
 import { DocumentCounts } from '../../src/core/memory/recall/queryPruning';
 import type { NearestHit } from '../../src/core/memory/semantic/semanticService';
@@ -40,6 +42,21 @@ describe('ranking memories', () => {
       const ahead = rankMemories(db, keyword, semantic, true, readAround(db, keyword.map((h) => h.docid)));
       expect(ahead).toEqual(together);
       expect(together.some((c) => c.ref.startsWith('note:'))).toBe(true);
+    }
+  });
+
+  it('get_context takes the same candidates and rows from what was read while the query is embedded as from what is read after', () => {
+    const db = s.store.db;
+    const docids = queryRows(db, `SELECT docid FROM ${MEMORY_FTS} ORDER BY docid`).map((r) => Number(r.docid));
+    for (const query of ['staging deploy runbook', 'which service uses the billing database', 'release notes and the login test', 'May I change the cache layer?']) {
+      const lexical = keywordMatches(db, s.store.version, s.store.now, contentWords(query), undefined, 800, new DocumentCounts());
+      const semantic: NearestHit[] = docids.filter((d, i) => i % 5 === query.length % 5).map((d, i) => ({ key: `k${d}`, docid: d, similarity: 0.8 - i * 0.01 }));
+      for (const maxTokens of [128, 800, 4000]) {
+        const after = byQuery(db, lexical, semantic, query, undefined, maxTokens);
+        expect(byQuery(db, lexical, semantic, query, undefined, maxTokens, readAhead(db, lexical.hits.map((h) => h.docid)))).toEqual(after);
+        expect(after.notes.length).toBeGreaterThan(0);
+        expect(after.facts.length).toBeGreaterThan(0);
+      }
     }
   });
 });
