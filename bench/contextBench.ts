@@ -19,8 +19,9 @@ import { heading, median, ms, note, nowMs, percentile, progress, result, table }
 /**
  * Section 6: get_context at 50k current facts (+50k superseded) and 20k notes, bulk-loaded
  * through the memory module's own appliers (bench/bulkLoad.ts), plus a few hundred standing
- * rules; a fixed list of realistic requests and permission questions; p95 against 30 ms, and
- * every reply measured with countTokens against its max_tokens.
+ * rules, every memory with a vector (bench/benchVectors.ts), so each call embeds its query and
+ * ranks by meaning as on a real store; a fixed list of realistic requests and permission
+ * questions; p95 against 30 ms, and every reply measured with countTokens against its max_tokens.
  */
 
 const QUERIES = [
