@@ -1,9 +1,12 @@
 import * as path from 'node:path';
-import { openServices } from '../src/core/services';
+import { openServices, type Services } from '../src/core/services';
+import { semanticConfigFrom } from '../src/core/memory/semantic/semanticConfig';
+import { SemanticService } from '../src/core/memory/semantic/semanticService';
 import { memoryModule, type FactSaved } from '../src/core/memory/memorySchema';
 import type { Operation } from '../src/core/store/journal';
 import { countTokens } from '../src/core/text/tokens';
 import { getContextTool } from '../src/core/tools/getContext';
+import { addBenchVectors, type VectorFigures } from './benchVectors';
 import { bulkLoad } from './bulkLoad';
 import { printSelfTime, profiled } from './cpuProfile';
 import { sqlProfile } from './sqlProfile';
@@ -16,8 +19,9 @@ import { heading, median, ms, note, nowMs, percentile, progress, result, table }
 /**
  * Section 6: get_context at 50k current facts (+50k superseded) and 20k notes, bulk-loaded
  * through the memory module's own appliers (bench/bulkLoad.ts), plus a few hundred standing
- * rules; a fixed list of realistic requests and permission questions; p95 against 30 ms, and
- * every reply measured with countTokens against its max_tokens.
+ * rules, every memory with a vector (bench/benchVectors.ts), so each call embeds its query and
+ * ranks by meaning as on a real store; a fixed list of realistic requests and permission
+ * questions; p95 against 30 ms, and every reply measured with countTokens against its max_tokens.
  */
 
 const QUERIES = [
@@ -84,6 +88,10 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
     const counts = bulkLoad(s.store.db, notes, noteCount, factCount, vocab.words.slice(100, 4000), rng, (d) => { if (d % 20_000 === 0) progress(`  bulk insert ${d}`); });
     const rules = loadRules(s.store.db, rng, vocab.words.slice(100, 4000), ctx.arg('rules', 200));
     const loadMs = nowMs() - t0;
+    // Semantic recall is on (the bench runs from dist/, beside the bundled model): every memory gets a vector.
+    const sampleSize = ctx.arg('embed-sample', 400);
+    progress(`context: embedding a sample of ${sampleSize} memories with the bundled model, the rest get mixed vectors (bench/benchVectors.ts)`);
+    const vectors = s.semantic.configured ? await addBenchVectors(s, ctx.wasm, sampleSize, new Rng(ctx.seed + 62)) : undefined;
     gc();
 
     // Warm the tokenizer and the page cache once, outside the measurements (section 2 times cold open).
@@ -151,6 +159,7 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
     const p95 = percentile(pooled, 95);
     heading(`6. get_context at ${counts.facts.toLocaleString('en-US')} facts (+${counts.supersededFacts.toLocaleString('en-US')} superseded) + ${counts.notes.toLocaleString('en-US')} notes + ${rules} rules`);
     note(`bulk-loaded through the memory appliers in ${ms(loadMs)} (one transaction, no journal lines; bench/bulkLoad.ts), the store open in this process.`);
+    printVectors(vectors);
     note(`${all.length} requests (${QUERIES.length} tasks, ${PERMISSION_QUESTIONS.length} "may I …?" questions) through the get_context tool, max_tokens 800 (default), ${rounds} rounds; round 1 has cold per-process caches (token counts, word counts).`);
     table(
       ['request', 'p50', 'max', 'first call'],
@@ -185,6 +194,7 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
     result('  first fact is a rule / the expected rule present', `${fr}/${ruleHits.length} / ${ex}/${ruleHits.length}`);
     const missing = ruleHits.filter((h) => !h.expected).map((h) => `"${h.q}"`);
     if (missing.length) note(`the expected rule was not among the facts for ${missing.join(', ')}`);
+    if (vectors) await semanticParts(s, ctx, all.map((a) => a.q));
     ctx.verdicts.push(['get_context p95 ≤ 30 ms', p95 <= 30], ['get_context never over max_tokens', over === 0], ['permission questions get rules first', rf === ruleHits.length]);
     if (ctx.diag) {
       heading('diagnosis: get_context, one more round of every request at max_tokens 800 under the CPU profiler');
@@ -205,6 +215,57 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
   } finally {
     s.store.close();
   }
+}
+
+/**
+ * The two semantic steps of a get_context call on their own (the query's embedding in the
+ * worker, the ranking of every memory's vector on this thread), and how far the ranking's
+ * pass by sign agrees with an exact scan of every vector.
+ */
+async function semanticParts(s: Services, ctx: BenchContext, queries: readonly string[]): Promise<void> {
+  const embedMs: number[] = [];
+  const rankMs: number[] = [];
+  let same = 0;
+  let shared = 0;
+  let total = 0;
+  const exact = new SemanticService(s.store, semanticConfigFrom(process.env, {}, path.dirname(ctx.wasm)), { coarseFrom: Number.MAX_SAFE_INTEGER, rescore: 0 });
+  try {
+    for (const q of queries) {
+      let t = nowMs();
+      const v = await s.semantic.embedQuery(`${q} (again)`);
+      embedMs.push(nowMs() - t);
+      if ('error' in v) throw new Error(v.error);
+      t = nowMs();
+      const got = s.semantic.rank(v, { corpus: 'memory', k: 200 });
+      rankMs.push(nowMs() - t);
+      const want = exact.rank(v, { corpus: 'memory', k: 200 });
+      const keys = new Set(want.map((h) => h.key));
+      shared += got.filter((h) => keys.has(h.key)).length;
+      total += want.length;
+      if (JSON.stringify(got) === JSON.stringify(want)) same++;
+    }
+  } finally {
+    exact.close();
+  }
+  result('  query embedding alone p50 / p95', `${ms(median(embedMs))} / ${ms(percentile(embedMs, 95))}`);
+  result('  ranking 200 by meaning alone p50 / p95', `${ms(median(rankMs))} / ${ms(percentile(rankMs, 95))}`);
+  result('  the 200 ranked vs an exact scan of every vector', `${((shared / total) * 100).toFixed(1)}% shared, ${same}/${queries.length} identical`);
+}
+
+function printVectors(v: VectorFigures | undefined): void {
+  if (!v) {
+    note('semantic recall is off here (the bundled model is not beside the bench): the figures below are keyword ranking only');
+    return;
+  }
+  const rate = v.sample / (v.embedMs / 1000);
+  note(`vectors: ${v.total.toLocaleString('en-US')} memories ranked by meaning in every call below; ${v.sample} of them embedded by the bundled model for real, the rest mixed from those (bench/benchVectors.ts).`);
+  result('embedding throughput (bundled model, 16 a batch)', `${rate.toFixed(1)} texts/s`);
+  note(`${v.sample} memories spread over the store, ${Math.round(v.sampleChars / v.sample)} characters on average (as embedded: at most 1,200), in ${ms(v.embedMs)}`);
+  result('  time to index this store at that rate', ms((v.total / rate) * 1000));
+  result('bytes a vector adds (blob file + journal + database)', `${Math.round(v.blobBytes / v.sample)} + ${Math.round(v.journalBytes / v.sample)} + ${Math.round(v.dbBytes / v.sample)} B`);
+  const perVector = (v.blobBytes + v.journalBytes + v.dbBytes) / v.sample;
+  result('  all vectors of this store, against its database', `${((perVector * v.total) / 1048576).toFixed(1)} MB / ${(v.storeDbBytes / 1048576).toFixed(1)} MB`);
+  note(`the mixed vectors took ${ms(v.mixMs)} to store (one transaction, no journal lines).`);
 }
 
 /**

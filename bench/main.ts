@@ -23,7 +23,7 @@ import { heading, ms, nowMs, result } from './stats';
  *     sections 1–3: [--scale 0.2] [--rounds 9] [--remember 1000]
  *     section 4:    [--import-mb 100] (transcripts imported, against better-sqlite3)
  *     section 5:    [--lcm-mb 1024] (transcripts imported for lcm_grep; section 4's store when equal) [--no-dag] (grep figures without the summary DAG build)
- *     section 6:    [--facts 50000] [--notes 20000]
+ *     section 6:    [--facts 50000] [--notes 20000] [--embed-sample 400] (memories embedded for real; the rest get mixed vectors)
  *
  * --only runs some sections (names above, comma-separated); --keep leaves the stores in the
  * temp folder; --diag prints diagnosis tables: for sections 1–3 instead of the figures

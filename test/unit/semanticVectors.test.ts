@@ -85,6 +85,50 @@ describe('stored vectors', () => {
     s.store.close();
   });
 
+  it('rank the filtered corpus exactly as a full scan of every stored vector does', async () => {
+    const s = await openServices({ home: tempHome('semantic-exact'), wasmPath: WASM_PATH }, { embeddings: config, semanticBackground: false });
+    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
+    // Facts saved twice (the first value superseded), entries in two scopes: filters drop many ranked keys.
+    for (let i = 0; i < 60; i++) {
+      const scope = i % 3 ? 'global' : 'project:web';
+      await call(s, 'remember', { statement: `${words[i % 12]} ${words[(i * 5) % 12]} entry ${i}`, scope });
+      if (i % 2) {
+        for (const v of [`${words[(i * 7) % 12]} old`, `${words[(i * 11 + 1) % 12]} new`]) {
+          await call(s, 'remember', { statement: `fact ${i} ${v}`, subject: `${words[i % 12]} ${i}`, predicate: 'uses', object: v, scope });
+        }
+      }
+    }
+    await s.semantic.indexAll();
+    const db = s.store.db;
+    const rows = db.exec("SELECT key, blob, idx, dims FROM embeddings WHERE corpus = 'memory'")[0]!.values;
+    const stored = rows.map(([key, blob, idx, dims]) => ({ key: String(key), ...decodeVector(s.store.blobs.get(String(blob))!, Number(dims), Number(idx))! }));
+    const superseded = new Set(db.exec('SELECT id FROM facts WHERE superseded_at IS NOT NULL')[0]!.values.map(([id]) => `fact:${String(id)}`));
+    const scopeOf = new Map<string, string>([
+      ...db.exec('SELECT id, scope FROM notes')[0]!.values.map(([id, sc]) => [String(id), String(sc)] as [string, string]),
+      ...db.exec('SELECT id, scope FROM facts')[0]!.values.map(([id, sc]) => [`fact:${String(id)}`, String(sc)] as [string, string]),
+    ]);
+    expect(superseded.size).toBe(30);
+    const reference = (q: Float32Array, k: number, scope?: string, includeHistory = false) => stored
+      .filter((v) => (includeHistory || !superseded.has(v.key)) && (scope === undefined || scopeOf.get(v.key) === scope))
+      .map((v) => {
+        const u = unit(q);
+        let dot = 0;
+        for (let d = 0; d < DIMS; d++) dot += (v.codes[d] as number) * (u[d] as number);
+        return { key: v.key, similarity: dot * v.factor };
+      })
+      .sort((a, b) => b.similarity - a.similarity || (a.key < b.key ? -1 : 1))
+      .slice(0, k)
+      .map((r) => ({ key: r.key, similarity: Math.round(r.similarity * 10_000) / 10_000 }));
+    for (const query of ['alpha bravo', 'kilo lima golf old', 'echo new', 'india juliet hotel delta']) {
+      const q = Float32Array.from(vectorOf(query));
+      for (const [k, scope, includeHistory] of [[5, undefined, false], [40, undefined, false], [25, 'project:web', false], [30, undefined, true], [500, undefined, false]] as const) {
+        const got = s.semantic.rank(q, { corpus: 'memory', k, scope, includeHistory }).map(({ key, similarity }) => ({ key, similarity }));
+        expect(got).toEqual(reference(q, k, scope, includeHistory));
+      }
+    }
+    s.store.close();
+  });
+
   it('follow a note as it is edited: the old text stops answering, the new one answers', async () => {
     const home = tempHome('semantic-edit');
     const s = await openServices({ home, wasmPath: WASM_PATH }, { embeddings: config, semanticBackground: false });

@@ -22,10 +22,18 @@ export interface ParsedQuery {
  * A typed prefix of one English word ("stagin*" while "staging" is typed) also matches the
  * stems the words it begins may have ("stag"): a stem is a prefix of its word, shorter than
  * what was typed when the typing has reached the suffix. The stems are found by finishing the
- * prefix with the common English endings and analysing each; a shorter prefix that no such
- * word stems to ("sta", the stem of "stays") is not searched.
+ * prefix with the English endings the stemmer removes, and with every tail of one (the typing
+ * may stop inside it: "configura" is finished by "tion", "caref" by "ul"), and analysing each;
+ * a shorter prefix that no such word stems to ("sta", the stem of "stays") is not searched.
  */
-const ENDINGS = ['', 'e', 's', 'es', 'ed', 'd', 'ing', 'ng', 'g', 'ion', 'ation', 'ization', 'ize', 'ise', 'ly', 'ness', 'ment', 'er', 'al', 'ity', 'ive', 'ful', 'ous', 'able'];
+const WHOLE_ENDINGS = [
+  'e', 's', 'es', 'ed', 'ing', 'ings', 'ly', 'er', 'ers', 'est', 'ies', 'ied', 'ying',
+  'ation', 'ations', 'ational', 'ization', 'izations', 'ize', 'izes', 'ized', 'izing', 'ise', 'ised', 'ising',
+  'ion', 'ions', 'ness', 'nesses', 'ment', 'ments', 'ement', 'al', 'ally', 'ity', 'ities', 'ive', 'ively', 'iveness',
+  'ful', 'fully', 'fulness', 'ous', 'ously', 'ousness', 'able', 'ably', 'ability', 'ible', 'ance', 'ence', 'ency', 'ancy',
+  'ant', 'ent', 'ently', 'ism', 'ist', 'ists', 'ic', 'ical', 'ically', 'ate', 'ates', 'ated', 'ating', 'ator', 'ators',
+];
+const ENDINGS = [...new Set(['', ...WHOLE_ENDINGS.flatMap((e) => Array.from({ length: e.length }, (_, i) => e.slice(i)))])];
 
 const quote = (terms: readonly string[], prefix: boolean) => {
   const only = terms.length === 1 ? (terms[0] as string) : '';

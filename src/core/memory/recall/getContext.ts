@@ -6,7 +6,7 @@ import { scopeProblem } from '../scope';
 import { firstTokens } from '../../text/tokens';
 import { ContextPacker, cachedTokens } from './contextPacker';
 import { chunksByDocids, entriesByIds, factsByIds, historyOf, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type Keyed, type NoteItem } from './contextRows';
-import { keywordMatches, noteLimit, rankMemories, type KeywordMatches } from './memoryRanking';
+import { keywordMatches, noteLimit, rankMemories, readAround, type KeywordMatches, type ReadAround } from './memoryRanking';
 import { DocumentCounts } from './queryPruning';
 import { asksPermission, contentWords, RULE_PREDICATES } from './queryWords';
 
@@ -46,10 +46,12 @@ export async function getContext(
   const db = store.db;
   const words = input.query === undefined ? [] : contentWords(input.query);
   const lexical = words.length ? keywordMatches(db, store.version, store.now, words, input.scope, maxTokens, counts) : undefined;
-  // Awaited after the keyword search so the query's embedding overlaps it; a model that cannot
-  // answer leaves the keyword ranking alone, and the reply says semantic recall was off.
+  // Awaited after the keyword search, and after reading what ranking the keyword matches needs,
+  // so the query's embedding in the worker overlaps both; a model that cannot answer leaves the
+  // keyword ranking alone, and the reply says semantic recall was off.
+  const read = lexical && near ? readAhead(db, lexical.hits.map((h) => h.docid)) : undefined;
   const semantic = lexical && near ? await near : undefined;
-  const candidates = lexical ? byQuery(db, lexical, semantic?.ok ? semantic.hits : [], input.query as string, input.scope, maxTokens) : profile(db, input.scope);
+  const candidates = lexical ? byQuery(db, lexical, semantic?.ok ? semantic.hits : [], input.query as string, input.scope, maxTokens, read) : profile(db, input.scope);
   const indexState = index();
   const mode = words.length ? 'query' : 'profile';
 
@@ -99,7 +101,7 @@ export async function getContext(
   return packer.finish().reply;
 }
 
-interface Candidates {
+export interface Candidates {
   facts: (FactItem & Keyed)[];
   notes: NoteItem[];
   rulesFirst: boolean;
@@ -107,15 +109,41 @@ interface Candidates {
   unranked: number;
 }
 
-function byQuery(db: Database, lexical: KeywordMatches, semantic: readonly NearestHit[], query: string, scope: string | undefined, maxTokens: number): Candidates {
+/** What get_context reads of the keyword matches while the query is embedded: each row is read the same way whenever it is read. */
+export interface ReadAhead {
+  around: ReadAround;
+  facts: Map<string, FactItem & Keyed>;
+  entries: Map<string, NoteItem>;
+  chunks: Map<number, NoteItem>;
+}
+
+export function readAhead(db: Database, docids: readonly number[]): ReadAhead {
+  const around = readAround(db, docids);
+  const refs = docids.map((docid) => ({ docid, ref: around.refs.get(docid) ?? '' }));
+  return {
+    around,
+    facts: factsByIds(db, refs.filter((r) => r.ref.startsWith('fact:')).map((r) => r.ref.slice(5))),
+    entries: entriesByIds(db, refs.filter((r) => r.ref.startsWith('entry:')).map((r) => r.ref)),
+    chunks: chunksByDocids(db, refs.filter((r) => r.ref.startsWith('note:')).map((r) => r.docid)),
+  };
+}
+
+/** The rows of `keys` read ahead, and the others read now. */
+function withRead<K, V>(held: ReadonlyMap<K, V> | undefined, keys: readonly K[], read: (missing: K[]) => Map<K, V>): Map<K, V> {
+  const out = read(held ? keys.filter((k) => !held.has(k)) : [...keys]);
+  if (held) for (const k of keys) if (held.has(k)) out.set(k, held.get(k) as V);
+  return out;
+}
+
+export function byQuery(db: Database, lexical: KeywordMatches, semantic: readonly NearestHit[], query: string, scope: string | undefined, maxTokens: number, ahead?: ReadAhead): Candidates {
   const limit = noteLimit(maxTokens);
   // Facts are all kept (they lead the reply); notes beyond the limit could never be shown.
-  const all = rankMemories(db, lexical.hits, semantic, true);
+  const all = rankMemories(db, lexical.hits, semantic, true, ahead?.around);
   let notesSeen = 0;
   const ranked = all.filter((c) => c.ref.startsWith('fact:') || notesSeen++ < limit * 2);
-  const facts = factsByIds(db, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5)));
-  const entries = entriesByIds(db, ranked.filter((c) => c.ref.startsWith('entry:')).map((c) => c.ref));
-  const chunks = chunksByDocids(db, ranked.filter((c) => c.ref.startsWith('note:')).map((c) => c.docid));
+  const facts = withRead(ahead?.facts, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref), (refs) => factsByIds(db, refs.map((r) => r.slice(5))));
+  const entries = withRead(ahead?.entries, ranked.filter((c) => c.ref.startsWith('entry:')).map((c) => c.ref), (ids) => entriesByIds(db, ids));
+  const chunks = withRead(ahead?.chunks, ranked.filter((c) => c.ref.startsWith('note:')).map((c) => c.docid), (docids) => chunksByDocids(db, docids));
   const factList: (FactItem & Keyed)[] = [];
   const notes: NoteItem[] = [];
   for (const c of ranked) {

@@ -52,10 +52,12 @@ export function noteLimit(maxTokens: number): number {
  * The request's candidates, best first (ties: the newer row). `neighbours`: credit each passage
  * with what was written next to it (get_context, which hands an agent context); search_memory
  * leaves it off, so its hits are the memories themselves that match, by meaning or by word.
+ * `read`: what `readAround` already read for some of the candidates (get_context reads it for
+ * the keyword matches while the query is embedded); the rest are read here.
  */
-export function rankMemories(db: Database, keyword: readonly Ranked[], semantic: readonly NearestHit[], neighbours: boolean): Candidate[] {
+export function rankMemories(db: Database, keyword: readonly Ranked[], semantic: readonly NearestHit[], neighbours: boolean, read?: ReadAround): Candidate[] {
   const base = fuseScores(keyword, semantic);
-  return neighbours ? withNeighbours(db, base) : sortedCandidates(base, refsOf(db, [...base.keys()]));
+  return neighbours ? withNeighbours(db, base, read) : sortedCandidates(base, refsOf(db, [...base.keys()]));
 }
 
 export interface Candidate {
@@ -64,15 +66,35 @@ export interface Candidate {
   score: number;
 }
 
+/** Each given row's ref and the rows next to it: all that crediting neighbours reads of a candidate. */
+export interface ReadAround {
+  /** The docids read, found or not. */
+  asked: Set<number>;
+  refs: Map<number, string>;
+  around: Map<number, number[]>;
+}
+
+/** What crediting neighbours needs of these rows (refsOf and neighbourDocids are per row, so reading some early changes nothing). */
+export function readAround(db: Database, docids: readonly number[], had?: ReadAround): ReadAround {
+  const asked = new Set(had?.asked);
+  const refs = new Map(had?.refs);
+  const around = new Map(had?.around);
+  const fresh = docids.filter((d) => !asked.has(d));
+  if (!fresh.length) return { asked, refs, around };
+  for (const d of fresh) asked.add(d);
+  const found = refsOf(db, fresh);
+  for (const [d, r] of found) refs.set(d, r);
+  const entryIds = fresh.map((d) => found.get(d) ?? '').filter((r) => r.startsWith('entry:'));
+  const chunkDocids = fresh.filter((d) => (found.get(d) ?? '').startsWith('note:'));
+  for (const [d, n] of neighbourDocids(db, entryIds, chunkDocids)) around.set(d, n);
+  return { asked, refs, around };
+}
+
 /** The candidates with what was written next to them in the same day log or note credited (fusion.ts). */
-function withNeighbours(db: Database, base: ReadonlyMap<number, number>): Candidate[] {
+function withNeighbours(db: Database, base: ReadonlyMap<number, number>, had?: ReadAround): Candidate[] {
   if (!base.size) return [];
-  const refs = refsOf(db, [...base.keys()]);
-  const refOf = (d: number) => refs.get(d) ?? '';
-  const docids = [...base.keys()];
-  const entryIds = docids.map(refOf).filter((r) => r.startsWith('entry:'));
-  const chunkDocids = docids.filter((d) => refOf(d).startsWith('note:'));
-  const score = creditNeighbours(base, neighbourDocids(db, entryIds, chunkDocids));
+  const { refs, around } = readAround(db, [...base.keys()], had);
+  const score = creditNeighbours(base, around);
   for (const [d, r] of refsOf(db, [...score.keys()].filter((d) => !refs.has(d)))) refs.set(d, r);
   return sortedCandidates(score, refs);
 }

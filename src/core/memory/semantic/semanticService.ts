@@ -16,6 +16,8 @@ const PROBE_TTL_MS = 60_000;
 const PROBE_TIMEOUT_MS = 10_000;
 const QUERY_TIMEOUT_MS = 15_000;
 const BATCH_TIMEOUT_MS = 120_000;
+/** Ranked keys resolved at a time, at least: one statement per slice. */
+const RESOLVE_SLICE = 64;
 /** How often the background indexer looks for new writes (one stat when nothing changed). */
 const POLL_MS = 2_000;
 /** After a failed batch the background indexer waits this long before trying again. */
@@ -247,7 +249,11 @@ export class SemanticService {
     return { ok: true, model: e.model, hits: this.rank(q, opts), indexed: this.vectors.size(e.model, opts.corpus) };
   }
 
-  /** `nearest` for a query vector already made (the same model's). */
+  /**
+   * `nearest` for a query vector already made (the same model's). The ranked keys are resolved
+   * in rank order, a slice at a time, until `k` pass the filters: most of a slice passes, so
+   * few more keys are read than are returned.
+   */
   rank(query: Float32Array, opts: Omit<NearestOptions, 'timeoutMs'>): NearestHit[] {
     const e = this.embedder;
     if (!e || opts.k <= 0) return [];
@@ -255,20 +261,25 @@ export class SemanticService {
     const db = this.store.db;
     let want = Math.min(size, Math.max(opts.k * 4, 64));
     for (;;) {
-      const ranked = this.vectors.top(e.model, opts.corpus, query, want);
-      const found = resolveKeys(db, opts.corpus, e.model, ranked.map((r) => r.key));
+      const ranked = this.vectors.ordered(e.model, opts.corpus, query, want);
       const hits: NearestHit[] = [];
-      for (const r of ranked) {
-        const item = found.get(r.key);
-        if (!item) continue;
-        if (opts.scope !== undefined && item.scope !== opts.scope) continue;
-        if (item.historical && !opts.includeHistory) continue;
-        if (opts.since !== undefined && (item.at === null || item.at < opts.since)) continue;
-        if (opts.before !== undefined && (item.at === null || item.at >= opts.before)) continue;
-        hits.push({ key: r.key, docid: item.docid, similarity: Math.round(r.similarity * 10_000) / 10_000 });
-        if (hits.length >= opts.k) return hits;
+      for (let at = 0; at < ranked.length; ) {
+        const slice = ranked.slice(at, at + Math.max(RESOLVE_SLICE, 2 * (opts.k - hits.length)));
+        at += slice.length;
+        const found = resolveKeys(db, opts.corpus, e.model, slice.map((r) => r.key));
+        for (const r of slice) {
+          const item = found.get(r.key);
+          if (!item) continue;
+          if (opts.scope !== undefined && item.scope !== opts.scope) continue;
+          if (item.historical && !opts.includeHistory) continue;
+          if (opts.since !== undefined && (item.at === null || item.at < opts.since)) continue;
+          if (opts.before !== undefined && (item.at === null || item.at >= opts.before)) continue;
+          hits.push({ key: r.key, docid: item.docid, similarity: Math.round(r.similarity * 10_000) / 10_000 });
+          if (hits.length >= opts.k) return hits;
+        }
       }
-      if (want >= size) return hits;
+      // The whole corpus was ranked, or a wider pool by sign may hold more that pass.
+      if (ranked.length >= size || want >= size) return hits;
       want = Math.min(size, want * 4);
     }
   }

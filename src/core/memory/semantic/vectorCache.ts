@@ -59,19 +59,25 @@ export class VectorCache {
     return this.sync(model, corpus)?.keys.length ?? 0;
   }
 
-  /** The `limit` keys most similar to `query` (cosine, best first; ties by key). */
-  top(model: string, corpus: Corpus, query: Float32Array, limit: number): Ranked[] {
+  /**
+   * Keys in order of similarity to `query` (cosine, best first; ties by key): every vector when
+   * there are few, else the nearest by sign, at least `max(rescore, 4 × want)` of them, each
+   * scored exactly by its bytes. The caller walks the list until it has what it needs, so a
+   * filter that drops many (superseded facts, another scope) costs no second ranking.
+   */
+  ordered(model: string, corpus: Corpus, query: Float32Array, want: number): Ranked[] {
     const m = this.sync(model, corpus);
-    if (!m || m.dims !== query.length || limit <= 0) return [];
+    if (!m || m.dims !== query.length || want <= 0) return [];
     const q = unit(query);
     const n = m.keys.length;
-    const pool = Math.max(this.ranking.rescore, limit * 4);
-    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySign(m, q, pool) : undefined;
-    const best = new Best(limit);
-    if (candidates) for (const i of candidates) best.offer(i, score(m, q, i));
-    else for (let i = 0; i < n; i++) best.offer(i, score(m, q, i));
-    return best.sorted().map(({ i, sim }) => ({ key: m.keys[i] as string, similarity: sim }))
-      .sort((a, b) => b.similarity - a.similarity || (a.key < b.key ? -1 : 1));
+    const pool = Math.max(this.ranking.rescore, want * 4);
+    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySign(m, q, pool) : everyIndex(n);
+    const sims = new Float64Array(candidates.length);
+    for (let j = 0; j < candidates.length; j++) sims[j] = score(m, q, candidates[j] as number);
+    const keys = m.keys;
+    const order = Array.from(candidates.keys());
+    order.sort((a, b) => (sims[b] as number) - (sims[a] as number) || ((keys[candidates[a] as number] as string) < (keys[candidates[b] as number] as string) ? -1 : 1));
+    return order.map((j) => ({ key: keys[candidates[j] as number] as string, similarity: sims[j] as number }));
   }
 
   private sync(model: string, corpus: Corpus): Loaded | undefined {
@@ -165,7 +171,7 @@ function score(m: Loaded, q: Float32Array, i: number): number {
 }
 
 /** The `pool` vectors whose signs differ from the query's in the fewest dimensions (a histogram over distances, so linear). */
-function nearestBySign(m: Loaded, q: Float32Array, pool: number): number[] {
+function nearestBySign(m: Loaded, q: Float32Array, pool: number): Uint32Array {
   const words = (m.dims + 31) >> 5;
   const qs = new Uint32Array(words);
   for (let d = 0; d < m.dims; d++) if ((q[d] as number) > 0) qs[d >> 5] = ((qs[d >> 5] as number) | (1 << (d & 31))) >>> 0;
@@ -186,31 +192,15 @@ function nearestBySign(m: Loaded, q: Float32Array, pool: number): number[] {
   }
   let cut = 0;
   for (let seen = 0; cut <= m.dims && seen + (histogram[cut] as number) < pool; cut++) seen += histogram[cut] as number;
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) if ((dist[i] as number) <= cut) out.push(i);
+  let count = 0;
+  for (let c = 0; c <= cut && c <= m.dims; c++) count += histogram[c] as number;
+  const out = new Uint32Array(count);
+  for (let i = 0, j = 0; i < n; i++) if ((dist[i] as number) <= cut) out[j++] = i;
   return out;
 }
 
-/** The best `limit` (index, similarity) pairs offered, kept in ascending order so the worst is first. */
-class Best {
-  private readonly idx: number[] = [];
-  private readonly sim: number[] = [];
-
-  constructor(private readonly limit: number) {}
-
-  offer(i: number, s: number): void {
-    if (this.idx.length === this.limit && s <= (this.sim[0] as number)) return;
-    let at = 0;
-    while (at < this.sim.length && (this.sim[at] as number) < s) at++;
-    this.sim.splice(at, 0, s);
-    this.idx.splice(at, 0, i);
-    if (this.idx.length > this.limit) {
-      this.sim.shift();
-      this.idx.shift();
-    }
-  }
-
-  sorted(): { i: number; sim: number }[] {
-    return this.idx.map((i, j) => ({ i, sim: this.sim[j] as number })).reverse();
-  }
+function everyIndex(n: number): Uint32Array {
+  const out = new Uint32Array(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
 }

@@ -1,0 +1,62 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MEMORY_FTS } from '../../src/core/memory/memorySchema';
+import { byQuery, readAhead } from '../../src/core/memory/recall/getContext';
+import { contentWords } from '../../src/core/memory/recall/queryWords';
+import { keywordMatches, rankMemories, readAround } from '../../src/core/memory/recall/memoryRanking';
+import { DocumentCounts } from '../../src/core/memory/recall/queryPruning';
+import type { NearestHit } from '../../src/core/memory/semantic/semanticService';
+import type { Services } from '../../src/core/services';
+import { queryRows } from '../../src/core/store/sqlite';
+import { callTool as call } from './helpers/memoryCall';
+import { openTemp } from './helpers/tempStore';
+
+let s: Services;
+beforeAll(async () => {
+  s = await openTemp();
+  const topics = ['staging deploy', 'billing database', 'login test', 'release notes', 'cache layer'];
+  for (let i = 0; i < 60; i++) {
+    await call(s, 'remember_note', { text: `Day log ${i}: the ${topics[i % 5]} came up while we talked about ${topics[(i * 3 + 1) % 5]}.` });
+    if (i % 4 === 0) await call(s, 'remember', { statement: `fact ${i}`, subject: `service ${i}`, predicate: 'uses', object: topics[i % 5] as string });
+  }
+  // A vault note in several chunks, whose chunks are each other's neighbours.
+  const file = path.join(s.store.home, 'vault', 'notes', 'ops.md');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, topics.map((t, i) => `## Part ${i}\n\n${`The ${t} runbook step ${i} says to check twice. `.repeat(30)}\n`).join('\n'));
+  await call(s, 'index_memory', {});
+});
+afterAll(() => s.store.close());
+
+describe('ranking memories', () => {
+  it('gives the same candidates when the keyword matches were read ahead (while the query is embedded) as when all is read at once', () => {
+    const db = s.store.db;
+    const docids = queryRows(db, `SELECT docid FROM ${MEMORY_FTS} ORDER BY docid`).map((r) => Number(r.docid));
+    expect(docids.length).toBeGreaterThan(80);
+    for (const words of [['staging', 'deploy'], ['billing'], ['runbook', 'cache'], ['release', 'login', 'notes']]) {
+      const keyword = keywordMatches(db, s.store.version, s.store.now, words, undefined, 800, new DocumentCounts()).hits;
+      expect(keyword.length).toBeGreaterThan(0);
+      // Semantic candidates: some the keyword search found too, some it did not.
+      const semantic: NearestHit[] = docids.filter((d, i) => i % 7 === words.length).map((d, i) => ({ key: `k${d}`, docid: d, similarity: 0.9 - i * 0.01 }));
+      const together = rankMemories(db, keyword, semantic, true);
+      const ahead = rankMemories(db, keyword, semantic, true, readAround(db, keyword.map((h) => h.docid)));
+      expect(ahead).toEqual(together);
+      expect(together.some((c) => c.ref.startsWith('note:'))).toBe(true);
+    }
+  });
+
+  it('get_context takes the same candidates and rows from what was read while the query is embedded as from what is read after', () => {
+    const db = s.store.db;
+    const docids = queryRows(db, `SELECT docid FROM ${MEMORY_FTS} ORDER BY docid`).map((r) => Number(r.docid));
+    for (const query of ['staging deploy runbook', 'which service uses the billing database', 'release notes and the login test', 'May I change the cache layer?']) {
+      const lexical = keywordMatches(db, s.store.version, s.store.now, contentWords(query), undefined, 800, new DocumentCounts());
+      const semantic: NearestHit[] = docids.filter((d, i) => i % 5 === query.length % 5).map((d, i) => ({ key: `k${d}`, docid: d, similarity: 0.8 - i * 0.01 }));
+      for (const maxTokens of [128, 800, 4000]) {
+        const after = byQuery(db, lexical, semantic, query, undefined, maxTokens);
+        expect(byQuery(db, lexical, semantic, query, undefined, maxTokens, readAhead(db, lexical.hits.map((h) => h.docid)))).toEqual(after);
+        expect(after.notes.length).toBeGreaterThan(0);
+        expect(after.facts.length).toBeGreaterThan(0);
+      }
+    }
+  });
+});
