@@ -14,6 +14,7 @@ import { findTool, TOOLS } from '../core/tools/registry';
 import { DEFAULT_PORT, startHttpServer } from './httpServer';
 import { ensureToken } from './httpToken';
 import { serveMcpStdio } from './mcpServer';
+import { warmTokenizer } from '../core/text/tokens';
 import { EVAL_USAGE, evalCommand } from './eval/evalCommand';
 import { ExcludeGlobs } from '../core/history/excludeGlobs';
 import { FORGET_USAGE, parseForgetArgs, runForget } from './forgetCommand';
@@ -122,6 +123,7 @@ async function main(argv: string[]): Promise<number> {
       // Served while the store opens (or its owner is found): a client's handshake never waits
       // for a large store; a failed open is reported to each tool call, not as a crash.
       const link = linkStore('mcp', true);
+      link.onRole((role) => role === 'owner' && warmTokenizer());
       try {
         await serveMcpStdio(link, VERSION, { connectionName: name });
         return EXIT.answered;

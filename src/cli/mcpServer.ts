@@ -57,7 +57,8 @@ export async function serveMcpStdio(services: Services | Promise<Services> | Sto
   // Not the SDK's StdioServerTransport: it drops the connection on a request over 10 MiB.
   const transport = new BoundedStdioTransport();
   await server.connect(transport);
-  warmTokenizer();
+  // The tokenizer's tables cost tens of MB: only a process that runs the tools (not a store owner's client) loads them.
+  if (!isStoreAccess(services)) warmTokenizer();
   await new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());

@@ -1,6 +1,7 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ownerSocketPath } from '../../src/core/owner/ownerSocket';
@@ -67,7 +68,7 @@ describe('one owner per store home, clients over a local socket', () => {
 
       for (const [i, m] of [a, b, c].entries()) expect(await m.call('remember', { statement: `written through process ${i} zebra` })).toMatchObject({ ok: true });
       for (const m of [a, b, c]) {
-        const found = await m.call('search_memory', { query: 'zebra' });
+        const found = await m.call('search_text', { query: 'zebra' });
         expect((found.hits as { text: string }[]).map((h) => h.text).sort()).toEqual([0, 1, 2].map((i) => `written through process ${i} zebra`));
       }
       // A resource read from a client comes from the owner's vault.
@@ -146,5 +147,69 @@ describe('one owner per store home, clients over a local socket', () => {
     const lost = acked.filter((statement) => !present.includes(statement));
     expect(lost).toEqual([]);
     expect(acked.length).toBeGreaterThan(40);
+  });
+
+  it('a client facing an owner of another protocol version is refused with the reason and touches nothing; an owner refuses such a client', async () => {
+    const home = tempHome('protocol');
+    // A stand-in for a newer build's owner: it holds the claim and answers the hello with protocol 99.
+    fs.writeFileSync(path.join(home, 'owner.lock'), `${process.pid} ${os.hostname()} mcp newer-build`);
+    const greetedBy: unknown[] = [];
+    const foreign = net.createServer((socket) => {
+      socket.once('data', (hello) => {
+        greetedBy.push(JSON.parse(hello.toString('utf8')));
+        socket.write(JSON.stringify({ welcome: { protocol: 99, build: '9.9.9', pid: process.pid, kind: 'mcp', home } }) + '\n');
+      });
+    });
+    await new Promise<void>((r) => foreign.listen(ownerSocketPath(home), r));
+    try {
+      const env = { ...process.env, RECOLLECT_HOME: home, RECOLLECT_EMBEDDINGS: 'off' };
+      // Not spawnSync: the stand-in owner answers from this process's event loop.
+      const cli = await new Promise<{ status: number | null; stdout: string }>((resolve) => {
+        const child = execFile(process.execPath, [CLI, 'tool', 'remember', JSON.stringify({ statement: 'must not be written' })], { env, encoding: 'utf8' }, (_err, stdout) => resolve({ status: child.exitCode, stdout }));
+      });
+      expect(cli.status).toBe(3);
+      expect(JSON.parse(cli.stdout)).toEqual({
+        ok: false,
+        reason: expect.stringMatching(new RegExp(`owned by process ${process.pid} \\(mcp, build 9\\.9\\.9, owner protocol 99\\).*speaks owner protocol ${OWNER_PROTOCOL}.*Nothing was read or written`)),
+      });
+      const mcp = await connectMcp(home, 'agent', ENV);
+      try {
+        const res = await mcp.client.callTool({ name: 'remember', arguments: { statement: 'must not be written either' } });
+        expect(res.isError).toBe(true);
+        expect((res.content as { text: string }[])[0]!.text).toMatch(/owner protocol 99.*Nothing was read or written/);
+      } finally {
+        await mcp.close();
+      }
+      // Each call looked again (the foreign owner may have gone), and each hello said this build's protocol.
+      expect(greetedBy.length).toBeGreaterThanOrEqual(2);
+      for (const g of greetedBy) expect(g).toMatchObject({ hello: { protocol: OWNER_PROTOCOL } });
+      // The store was never opened by either: no journal, no database.
+      expect(fs.readdirSync(home).sort()).toEqual(['owner.lock', 'owner.sock']);
+    } finally {
+      await new Promise((r) => foreign.close(r));
+    }
+
+    // The other way round: a real owner refuses a client that says hello in protocol 99.
+    fs.rmSync(path.join(home, 'owner.lock'));
+    const owner = await connectMcp(home, 'owner', ENV);
+    try {
+      expect(await owner.call('remember', { statement: 'the owner wrote this' })).toMatchObject({ ok: true });
+      const journalBefore = fs.readFileSync(path.join(home, 'journal.jsonl'));
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.createConnection(ownerSocketPath(home), () => {
+          socket.write(JSON.stringify({ hello: { protocol: 99, build: '9.9.9', pid: process.pid, kind: 'cli' } }) + '\n');
+          socket.write(JSON.stringify({ id: 1, call: { op: 'tool', name: 'remember', input: { statement: 'sneaked in' }, client: 'x' } }) + '\n');
+        });
+        let text = '';
+        socket.on('data', (d) => (text += d.toString('utf8')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      const lines = answer.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines).toEqual([{ refused: { reason: expect.stringMatching(/speaks owner protocol 1; the client sent owner protocol 99/), owner: expect.objectContaining({ protocol: OWNER_PROTOCOL }) } }]);
+      expect(fs.readFileSync(path.join(home, 'journal.jsonl')).equals(journalBefore)).toBe(true);
+    } finally {
+      await owner.close();
+    }
   });
 });

@@ -94,6 +94,7 @@ export class StoreLink implements StoreAccess {
   /** Told each time this process becomes the owner or a client (a takeover makes a client the owner). */
   onRole(fn: (role: 'owner' | 'client') => void): void {
     this.roleHandlers.push(fn);
+    if (this.role === 'owner' || this.role === 'client') fn(this.role);
   }
 
   /** Who owns the store, and whether this process is it: memory_status says so. */
