@@ -22,6 +22,7 @@ import { registerSessionHistory } from './historyPanel';
 import { registerRulesReview } from './rulesPanel';
 import { showSemanticProgress } from './semanticProgress';
 import { StatusBar } from './statusBar';
+import { joinStoreAsHost } from './storeOwnership';
 import { registerToolSurface } from './toolSurface';
 
 /** What the extension exports: used by the end-to-end tests and by other extensions. */
@@ -47,7 +48,7 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
 
   const distDir = path.join(context.extensionPath, 'dist');
   const embeddings = semanticConfigFrom(process.env, { url: config().get<string>('embeddings.url'), model: config().get<string>('embeddings.model') }, distDir);
-  const services = openServices({ home, wasmPath: path.join(distDir, 'sql-wasm.wasm'), onReplayProgress: replayProgressLines((line) => log.info(line)) }, {
+  const open = () => openServices({ home, wasmPath: path.join(distDir, 'sql-wasm.wasm'), onReplayProgress: replayProgressLines((line) => log.info(line)) }, {
     languageModel: createLanguageModelPort(context, log),
     decisionModel: createDecisionModel(context, log),
     embeddings,
@@ -57,12 +58,15 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     // Read on each write too, so a pattern added or a scope switched off applies to the next one.
     redaction: () => redactionSettingsFrom({ extraPatterns: config().get('redaction.extraPatterns'), disabledScopes: config().get('redaction.disabledScopes') }),
   });
+  const store = joinStoreAsHost({ home, build: String(context.extension.packageJSON.version ?? ''), open, log });
+  const services = store.services;
+  // Closing the window closes the store, or leaves it to the next owner.
+  context.subscriptions.push({ dispose: () => void store.close() });
   services.then(
     (s) => {
       log.info(`store open at ${home}`);
       for (const w of s.store.warnings) log.warn(w);
       if (s.store.warnings.length) void vscode.window.showWarningMessage(`Recollect: ${s.store.warnings[0]}`, 'Show Log').then((pick) => pick && log.show());
-      context.subscriptions.push({ dispose: () => s.store.close() });
       context.subscriptions.push(showSemanticProgress(s, log));
       const sem = s.semantic.state();
       log.info(sem.model ? `semantic recall: ${sem.provider} model ${sem.model} (${sem.source})` : `semantic recall is off: ${sem.reason}`);

@@ -5,10 +5,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ownerSocketPath } from '../../src/core/owner/ownerSocket';
+import { StoreLink } from '../../src/core/owner/storeLink';
+import { openServices } from '../../src/core/services';
 import { OWNER_PROTOCOL } from '../../src/core/owner/protocol';
 import { queryRows } from '../../src/core/store/sqlite';
 import { CLI, connectMcp, type McpSession } from './helpers/mcpClient';
-import { openTemp, tempHome } from './helpers/tempStore';
+import { openTemp, tempHome, WASM_PATH } from './helpers/tempStore';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** No embedding model in these processes: the test is about who holds the store, and the model would only load the machine. */
@@ -211,5 +213,49 @@ describe('one owner per store home, clients over a local socket', () => {
     } finally {
       await owner.close();
     }
+  });
+
+  it('a VS Code window takes the store over from an MCP owner during a write storm: nothing refused, nothing lost; the MCP server takes it back when the window closes', async () => {
+    const home = tempHome('handover');
+    const mcp = await connectMcp(home, 'agent', ENV);
+    const other = await connectMcp(home, 'other', ENV);
+    const mcpPid = mcp.transport.pid as number;
+    const acked: string[] = [];
+    const refused: string[] = [];
+    let stopped = false;
+    const storms = [mcp, other].map(async (m, c) => {
+      for (let i = 0; !stopped; i++) {
+        const statement = `handover storm ${c} write ${i}`;
+        const r = await m.call('remember', { statement });
+        if (r.ok === true) acked.push(statement);
+        else refused.push(String(r.reason));
+      }
+    });
+    while (acked.length < 10) await sleep(10);
+    // The extension host's side, in this process: the same StoreLink the extension uses (src/host/storeOwnership.ts).
+    const window = StoreLink.start({ home, kind: 'vscode', build: 'test', askHandover: true, open: () => openServices({ home, wasmPath: WASM_PATH }, { embeddings: { missing: 'off in this test' } }) });
+    try {
+      expect(await window.ready()).toBe('owner');
+      const atHandover = acked.length;
+      while (acked.length < atHandover + 20) await sleep(10);
+      expect(await storeOwner(mcp)).toMatchObject({ owner: { pid: process.pid, kind: 'vscode' }, this_process: 'client' });
+      const status = (await window.callTool('memory_status', {}, { client: 'vscode-extension' })) as { store_owner: StoreOwner };
+      expect(status.store_owner).toMatchObject({ owner: { pid: process.pid, kind: 'vscode' }, this_process: 'owner' });
+    } finally {
+      await window.close();
+    }
+    // The window closed: a client takes over again and the storm goes on.
+    const atClose = acked.length;
+    while (acked.length < atClose + 10) await sleep(10);
+    stopped = true;
+    await Promise.all(storms);
+    const roles = await Promise.all([mcp, other].map(storeOwner));
+    expect(roles.filter((r) => r.this_process === 'owner').length).toBe(1);
+    expect(roles[0]!.owner.pid === mcpPid || roles[0]!.owner.pid === other.transport.pid).toBe(true);
+    await Promise.all([mcp.close(), other.close()]);
+    // A handover or a clean close never leaves a write in doubt.
+    expect(refused).toEqual([]);
+    const present = [...(await noteTexts(home))].join('\n');
+    expect(acked.filter((statement) => !present.includes(statement))).toEqual([]);
   });
 });

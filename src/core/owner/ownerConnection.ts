@@ -10,6 +10,9 @@ export class OwnerGoneError extends Error {
   }
 }
 
+/** The owner was handing the store over and did not run the call: safe to ask the next owner, write or not. */
+export class NotRunError extends Error {}
+
 /** A hello unanswered this long is an owner that does not serve (hung, or not Recollect). */
 const HELLO_TIMEOUT_MS = 5_000;
 
@@ -24,6 +27,8 @@ export class OwnerConnection {
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private closedHandlers: (() => void)[] = [];
   private closed = false;
+  /** The owner said goodbye: nothing more is sent, and the connection ends once every call has its answer. */
+  private leaving = false;
 
   private constructor(private readonly socket: net.Socket) {}
 
@@ -49,7 +54,7 @@ export class OwnerConnection {
       socket.on('connect', () => send(socket, { hello: me }));
       let greeted = false;
       readLines(socket, (message) => {
-        if (greeted) return connection.answer(message as Reply);
+        if (greeted) return connection.answer(message as Reply | { bye: true });
         greeted = true;
         const m = message as { welcome?: Peer; refused?: { reason: string; owner: Peer } };
         if (m.refused) return settle({ kind: 'refused', owner: m.refused.owner, reason: m.refused.reason });
@@ -63,6 +68,7 @@ export class OwnerConnection {
 
   request(call: Call): Promise<unknown> {
     if (this.closed) return Promise.reject(new OwnerGoneError());
+    if (this.leaving) return Promise.reject(new NotRunError('the store owner is leaving; ask the next one'));
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -80,13 +86,20 @@ export class OwnerConnection {
     this.socket.destroy();
   }
 
-  private answer(reply: Reply): void {
+  private answer(reply: Reply | { bye: true }): void {
+    if ('bye' in reply) {
+      this.leaving = true;
+      if (!this.pending.size) this.close();
+      return;
+    }
     const waiting = this.pending.get(reply.id);
     if (!waiting) return;
     this.pending.delete(reply.id);
     if ('error' in reply) {
-      waiting.reject(reply.refused ? new WriteRefusedError(reply.refused.reason, reply.refused.reason, reply.refused.budget as WriteRefusedError['budget']) : new Error(reply.error));
+      if (reply.notRun) waiting.reject(new NotRunError(reply.error));
+      else waiting.reject(reply.refused ? new WriteRefusedError(reply.refused.reason, reply.refused.reason, reply.refused.budget as WriteRefusedError['budget']) : new Error(reply.error));
     } else waiting.resolve(reply.result);
+    if (this.leaving && !this.pending.size) this.close();
   }
 
   private fail(): void {

@@ -55,6 +55,7 @@ export function callWrites(call: Call): boolean {
     case 'tool':
       return !(findTool(call.name)?.effects.readOnly ?? false);
     case 'import':
+    case 'handover':
       return true;
     case 'service':
       return (SERVICE_METHODS as Record<string, boolean>)[call.method] ?? true;
@@ -91,6 +92,8 @@ export async function runCall(services: Services, call: Call, role: StoreRole): 
       if (typeof fn !== 'function') throw new Error(`this owner has no service method "${call.method}"`);
       return await fn.apply(target, call.args);
     }
+    default:
+      throw new Error(`this owner does not know the call "${(call as { op: string }).op}"`);
   }
 }
 

@@ -27,9 +27,14 @@ export class OwnerLock {
 
   constructor(readonly file: string) {}
 
+  /** The text a claim of this process names: pid, host, kind and a nonce of its own. */
+  static claimText(kind: ProcessKind): string {
+    return [process.pid, os.hostname(), kind, randomBytes(6).toString('hex')].join(' ');
+  }
+
   /** True when this process now holds the claim; false when a live process does (or the lock is unreadable for now). */
   tryClaim(kind: ProcessKind): boolean {
-    const me = [process.pid, os.hostname(), kind, randomBytes(6).toString('hex')].join(' ');
+    const me = OwnerLock.claimText(kind);
     for (let attempt = 0; attempt < 2; attempt++) {
       let fd: number;
       try {
@@ -63,6 +68,26 @@ export class OwnerLock {
   /** Whether the claim is still this process's (a peer that judged it dead may have replaced it). */
   held(): boolean {
     return this.mine !== undefined && this.read() === this.mine;
+  }
+
+  /**
+   * Hands the claim to another process (a handover): the file is replaced whole by a rename, so
+   * at every instant it names exactly one holder, and nobody can claim the home in between.
+   */
+  handTo(claim: string): void {
+    if (!this.held()) throw new Error('this process does not hold the store owner claim');
+    const temp = `${this.file}.${process.pid}.handover`;
+    fs.writeFileSync(temp, claim, { mode: FILE_MODE });
+    fs.renameSync(temp, this.file);
+    this.mine = undefined;
+  }
+
+  /** Takes up a claim the previous holder handed to this process; false when the file names someone else. */
+  adopt(claim: string): boolean {
+    this.mine = claim;
+    if (this.held()) return true;
+    this.mine = undefined;
+    return false;
   }
 
   release(): void {

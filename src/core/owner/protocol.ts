@@ -28,11 +28,14 @@ export type Call =
   | { op: 'resources.read'; uri: string }
   | { op: 'connection.seen'; name: string }
   | { op: 'import'; paths: string[]; globs: string[] }
-  | { op: 'service'; method: string; args: unknown[] };
+  | { op: 'service'; method: string; args: unknown[] }
+  /** A VS Code window asks a non-VS Code owner for the store: `claim` is the owner.lock text the window will hold. */
+  | { op: 'handover'; claim: string };
 
 export type Request = { id: number; call: Call };
 /** `refused`: a write the store refused (full disk, read-only), carried as such so each surface can answer it as a refusal. */
-export type Reply = { id: number; result: unknown } | { id: number; error: string; refused?: { reason: string; budget?: unknown } };
+/** `notRun`: the owner is handing the store over and did not run the call; the client asks the next owner. */
+export type Reply = { id: number; result: unknown } | { id: number; error: string; refused?: { reason: string; budget?: unknown }; notRun?: true };
 
 /** A line over this is a broken peer; MCP already refuses requests over 10 MiB before they get here. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;

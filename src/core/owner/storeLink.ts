@@ -8,7 +8,7 @@ import { WriteRefusedError } from '../store/errors';
 import { refusalOf } from '../tools/invoke';
 import type { StoreRole, ToolContext } from '../tools/toolDefinition';
 import { callWrites, runCall } from './ownerDispatch';
-import { OwnerConnection, OwnerGoneError } from './ownerConnection';
+import { NotRunError, OwnerConnection, OwnerGoneError } from './ownerConnection';
 import { OwnerLock } from './ownerLock';
 import { OwnerServer } from './ownerServer';
 import { ownerSocketPath, prepareSocketFolder, socketLeavesFile } from './ownerSocket';
@@ -23,6 +23,11 @@ export interface StoreLinkOptions {
   open: () => Promise<Services>;
   /** A line for a person (the CLI's stderr, VS Code's output channel). */
   log?: ((line: string) => void) | undefined;
+  /**
+   * Ask an owner of another kind to hand the store over (the design card: VS Code owns the
+   * store while it runs). Only the extension host sets it; an owner that is itself VS Code keeps it.
+   */
+  askHandover?: boolean | undefined;
 }
 
 /** A claim whose holder runs but whose socket refuses connections this long is a reused pid or a hung owner: taken over. */
@@ -55,6 +60,9 @@ export class StoreLink implements StoreAccess {
   private readonly socketPath: string;
   private readonly me: Peer;
   private readonly roleHandlers: ((role: 'owner' | 'client') => void)[] = [];
+  /** This process's own calls running on its services, which a handover waits for. */
+  private localCalls = 0;
+  private localIdle: (() => void)[] = [];
 
   private constructor(private readonly opts: StoreLinkOptions) {
     this.lock = new OwnerLock(path.join(opts.home, 'owner.lock'));
@@ -118,11 +126,16 @@ export class StoreLink implements StoreAccess {
         if (this.role === 'refused') throw new OwnerRefusedError(this.refusal);
         continue;
       }
-      if (this.role === 'owner') return runCall(await (this.services as Promise<Services>), call, this.storeRole());
+      if (this.role === 'owner') return this.runHere(call);
       const connection = this.connection as OwnerConnection;
       try {
         return await connection.request(call);
       } catch (err) {
+        if (err instanceof NotRunError) {
+          // Handing over: the connection closes in a moment and the next owner is asked.
+          await new Promise((r) => setTimeout(r, 20));
+          continue;
+        }
         if (!(err instanceof OwnerGoneError)) throw err;
         if (callWrites(call)) {
           const who = this.owner ? `process ${this.owner.pid} (${this.owner.kind})` : 'the owner';
@@ -133,6 +146,15 @@ export class StoreLink implements StoreAccess {
         }
         // A read: asked again of whoever owns the store next (this process, perhaps).
       }
+    }
+  }
+
+  private async runHere(call: Call): Promise<unknown> {
+    this.localCalls++;
+    try {
+      return await runCall(await (this.services as Promise<Services>), call, this.storeRole());
+    } finally {
+      if (--this.localCalls === 0) for (const r of this.localIdle.splice(0)) r();
     }
   }
 
@@ -191,6 +213,7 @@ export class StoreLink implements StoreAccess {
         return;
       }
       const answer = await OwnerConnection.open(this.socketPath, this.me);
+      if (answer.kind === 'connected' && this.opts.askHandover && answer.owner.kind !== 'vscode' && (await this.askHandover(answer.connection, answer.owner))) return;
       if (answer.kind === 'connected') {
         this.connection = answer.connection;
         this.owner = answer.owner;
@@ -215,6 +238,62 @@ export class StoreLink implements StoreAccess {
       }
       await new Promise((r) => setTimeout(r, delay));
     }
+  }
+
+  /** Asks the owner for the store; true when this process now owns it. */
+  private async askHandover(connection: OwnerConnection, owner: Peer): Promise<boolean> {
+    const claim = OwnerLock.claimText(this.opts.kind);
+    try {
+      await connection.request({ op: 'handover', claim });
+    } catch (err) {
+      this.opts.log?.(`store owner: process ${owner.pid} (${owner.kind}, build ${owner.build}) did not hand the store over: ${(err as Error).message}`);
+      return false;
+    }
+    connection.close();
+    if (!this.lock.adopt(claim)) return false;
+    this.opts.log?.(`store owner: process ${owner.pid} (${owner.kind}) handed the store over to this process`);
+    await this.listenAsOwner();
+    return true;
+  }
+
+  /**
+   * Gives the store to the VS Code window that asked: no new call is taken, the running ones
+   * finish, the store is closed (checkpointed) and the claim is renamed over to the window in
+   * one step; then this process joins as the window's client.
+   */
+  private async handOver(claim: string): Promise<void> {
+    if (this.role !== 'owner' || !this.server || this.closing) throw new Error('this process is not serving as the store owner');
+    // A one-shot command holds its services directly until it exits, which is soon; a VS Code
+    // window's views hold them directly for the window's life.
+    if (this.opts.kind === 'cli' || this.opts.kind === 'vscode') throw new Error(`a ${this.opts.kind === 'cli' ? 'one-shot command' : 'VS Code window'} keeps the store until it exits`);
+    const server = this.server;
+    let joined!: () => void;
+    this.role = 'joining';
+    this.settled = new Promise<void>((r) => (joined = r));
+    try {
+      await server.drain();
+      if (this.localCalls) await new Promise<void>((r) => this.localIdle.push(r));
+      await this.services?.then((s) => s.store.close(), () => undefined);
+      // Before the claim moves: the window listens on the same path once it has the claim.
+      server.stopListening();
+      this.lock.handTo(claim);
+    } catch (err) {
+      // Not handed over: keep serving as before.
+      this.role = 'owner';
+      joined();
+      throw err;
+    }
+    this.services = undefined;
+    this.server = undefined;
+    this.opts.log?.('store owner: handed the store over to a VS Code window; joining it as a client');
+    // After the answer has gone out: stop listening, then find the new owner as any client does.
+    setImmediate(() => {
+      void server.close().then(() => {
+        const electing = this.elect();
+        this.settled = electing;
+        void electing.then(joined);
+      });
+    });
   }
 
   private async listenAsOwner(): Promise<void> {
@@ -244,7 +323,7 @@ export class StoreLink implements StoreAccess {
     this.connection = undefined;
     this.services = this.opts.open();
     this.services.catch(() => undefined); // reported to each call
-    if (server) this.server = new OwnerServer(server, { ...this.me, home: this.opts.home }, this.services);
+    if (server) this.server = new OwnerServer(server, { ...this.me, home: this.opts.home }, this.services, { handover: (claim) => this.handOver(claim) });
     for (const fn of this.roleHandlers) fn('owner');
   }
 
