@@ -123,7 +123,8 @@ async function main(argv: string[]): Promise<number> {
       // Served while the store opens (or its owner is found): a client's handshake never waits
       // for a large store; a failed open is reported to each tool call, not as a crash.
       const link = linkStore('mcp', true);
-      link.onRole((role) => role === 'owner' && warmTokenizer());
+      // A process that takes over warms the tokenizer later: its first job is to answer the calls waiting for it.
+      link.onRole((role, takeover) => role === 'owner' && warmTokenizer(takeover ? 10_000 : 0));
       try {
         await serveMcpStdio(link, VERSION, { connectionName: name });
         return EXIT.answered;

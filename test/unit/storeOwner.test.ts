@@ -98,6 +98,8 @@ describe('one owner per store home, clients over a local socket', () => {
     const owner = await connectMcp(home, 'owner', ENV);
     const clients = [await connectMcp(home, 'client-1', ENV), await connectMcp(home, 'client-2', ENV)];
     const ownerPid = owner.transport.pid as number;
+    const stderrLines = new Map(clients.map((m) => [m, [] as string[]]));
+    for (const m of clients) m.transport.stderr?.on('data', (d: Buffer) => stderrLines.get(m)!.push(...d.toString('utf8').split('\n')));
     const acked: string[] = [];
     try {
       expect((await storeOwner(clients[0]!)).owner.pid).toBe(ownerPid);
@@ -130,6 +132,7 @@ describe('one owner per store home, clients over a local socket', () => {
       stopped = true;
       await Promise.all(storms);
 
+      for (const m of clients) console.log(stderrLines.get(m)?.filter((l) => /took over/.test(l)).join('\n'));
       console.log(`takeover: first acknowledged write after the kill came ${firstAckAfterKill.join(' ms and ')} ms later; ${acked.length} acknowledged, ${inDoubt.length} in doubt`);
       expect(firstAckAfterKill.length).toBe(2);
       for (const ms of firstAckAfterKill) expect(ms).toBeLessThan(2_000);

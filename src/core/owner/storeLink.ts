@@ -59,9 +59,11 @@ export class StoreLink implements StoreAccess {
   private readonly lock: OwnerLock;
   private readonly socketPath: string;
   private readonly me: Peer;
-  private readonly roleHandlers: ((role: 'owner' | 'client') => void)[] = [];
+  private readonly roleHandlers: ((role: 'owner' | 'client', takeover: boolean) => void)[] = [];
   /** This process's own calls running on its services, which a handover waits for. */
   private localCalls = 0;
+  /** When the owner was last found gone, for the takeover's log line. */
+  private lostAt: number | undefined;
   private localIdle: (() => void)[] = [];
 
   private constructor(private readonly opts: StoreLinkOptions) {
@@ -100,9 +102,9 @@ export class StoreLink implements StoreAccess {
   }
 
   /** Told each time this process becomes the owner or a client (a takeover makes a client the owner). */
-  onRole(fn: (role: 'owner' | 'client') => void): void {
+  onRole(fn: (role: 'owner' | 'client', takeover: boolean) => void): void {
     this.roleHandlers.push(fn);
-    if (this.role === 'owner' || this.role === 'client') fn(this.role);
+    if (this.role === 'owner' || this.role === 'client') fn(this.role, this.lostAt !== undefined);
   }
 
   /** Who owns the store, and whether this process is it: memory_status says so. */
@@ -219,7 +221,7 @@ export class StoreLink implements StoreAccess {
         this.owner = answer.owner;
         this.role = 'client';
         answer.connection.onClose(() => this.ownerLost(answer.connection));
-        for (const fn of this.roleHandlers) fn('client');
+        for (const fn of this.roleHandlers) fn('client', this.lostAt !== undefined);
         return;
       }
       if (answer.kind === 'refused') {
@@ -323,13 +325,19 @@ export class StoreLink implements StoreAccess {
     this.connection = undefined;
     this.services = this.opts.open();
     this.services.catch(() => undefined); // reported to each call
+    const lostAt = this.lostAt;
+    if (lostAt !== undefined) {
+      const elected = performance.now() - lostAt;
+      void this.services.then(() => this.opts.log?.(`store owner: this process took over the store: claimed ${elected.toFixed(0)} ms after the owner went, store open ${(performance.now() - lostAt).toFixed(0)} ms after`), () => undefined);
+    }
     if (server) this.server = new OwnerServer(server, { ...this.me, home: this.opts.home }, this.services, { handover: (claim) => this.handOver(claim) });
-    for (const fn of this.roleHandlers) fn('owner');
+    for (const fn of this.roleHandlers) fn('owner', lostAt !== undefined);
   }
 
   private ownerLost(connection: OwnerConnection): void {
     if (this.closing || this.connection !== connection) return;
     this.opts.log?.(`store owner: process ${this.owner?.pid ?? '?'} went away; electing a new one`);
+    this.lostAt = performance.now();
     this.role = 'joining';
     this.settled = this.elect();
   }
