@@ -5,6 +5,8 @@ import { refuse, type Refusal } from '../refusal';
 import type { ResourcePage } from '../resources/memoryResources';
 import type { Services } from '../services';
 import { WriteRefusedError } from '../store/errors';
+import { prepareHome } from '../store/storeHome';
+import { STORE_FILES } from '../store/storeOpen';
 import { refusalOf } from '../tools/invoke';
 import type { StoreRole, ToolContext } from '../tools/toolDefinition';
 import { callWrites, runCall } from './ownerDispatch';
@@ -202,11 +204,13 @@ export class StoreLink implements StoreAccess {
       if (this.closing) return;
       let claimed: boolean;
       try {
+        // Made as the store makes it (0700), so the first process on a new home can claim it.
+        if (!prepareHome(this.opts.home, STORE_FILES.journal).writable) throw new Error('read-only');
         claimed = this.lock.tryClaim(this.opts.kind);
-      } catch (err) {
+      } catch {
         // The home cannot hold a claim (not a folder, read-only): this process opens the store
-        // alone, as every process did before owners, and each call says what the open said.
-        this.opts.log?.(`store owner: cannot claim ${this.opts.home} (${(err as Error).message}); opening the store in this process`);
+        // alone, as every process did before owners, and each call says in a sentence what the
+        // open found.
         this.becomeOwner(undefined);
         return;
       }
