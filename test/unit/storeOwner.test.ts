@@ -56,40 +56,61 @@ async function noteTexts(home: string): Promise<Set<string>> {
 const linux = process.platform === 'linux';
 
 describe('one owner per store home, clients over a local socket', () => {
-  it.runIf(linux)('an owner and two clients: writes through any are seen by all, and only the owner holds the database', async () => {
+  it.runIf(linux)('three MCP servers started at once: one owns, two are its clients; writes through any are seen by all, and only the owner holds the database', async () => {
     const home = tempHome('owner');
-    const a = await connectMcp(home, 'agent-a', ENV);
-    const b = await connectMcp(home, 'agent-b', ENV);
-    const c = await connectMcp(home, 'agent-c', ENV);
+    // Started together, so the election is a real race.
+    const all = await Promise.all(['agent-a', 'agent-b', 'agent-c'].map((name) => connectMcp(home, name, ENV)));
     try {
-      const pids = [a, b, c].map((m) => m.transport.pid as number);
-      // The first to start owns; the others say they are its clients.
-      const roles = await Promise.all([a, b, c].map(storeOwner));
-      expect(roles.map((r) => r.this_process)).toEqual(['owner', 'client', 'client']);
-      for (const r of roles) expect(r.owner).toMatchObject({ pid: pids[0], kind: 'mcp' });
+      const pids = all.map((m) => m.transport.pid as number);
+      const roles = await Promise.all(all.map(storeOwner));
+      expect(roles.filter((r) => r.this_process === 'owner').length).toBe(1);
+      const ownerPid = roles.find((r) => r.this_process === 'owner')!.pid;
+      for (const r of roles) expect(r.owner).toMatchObject({ pid: ownerPid, kind: 'mcp' });
+      const clientPids = pids.filter((p) => p !== ownerPid);
+      expect(clientPids.length).toBe(2);
 
-      for (const [i, m] of [a, b, c].entries()) expect(await m.call('remember', { statement: `written through process ${i} zebra` })).toMatchObject({ ok: true });
-      for (const m of [a, b, c]) {
+      for (const [i, m] of all.entries()) expect(await m.call('remember', { statement: `written through process ${i} zebra` })).toMatchObject({ ok: true });
+      for (const m of all) {
         const found = await m.call('search_text', { query: 'zebra' });
         expect((found.hits as { text: string }[]).map((h) => h.text).sort()).toEqual([0, 1, 2].map((i) => `written through process ${i} zebra`));
       }
       // A resource read from a client comes from the owner's vault.
-      const listed = await c.client.listResources();
+      const client = all[pids.indexOf(clientPids[0]!)]!;
+      const listed = await client.client.listResources();
       expect(listed.resources.length).toBeGreaterThan(0);
-      const read = await c.client.readResource({ uri: listed.resources[0]!.uri });
+      const read = await client.client.readResource({ uri: listed.resources[0]!.uri });
       expect(JSON.stringify(read.contents)).toContain('zebra');
 
       const isStoreFile = (f: string) => f.startsWith(home) && /store\.sqlite|journal\.jsonl/.test(f);
-      expect(openFiles(pids[0]!).filter(isStoreFile).length).toBeGreaterThan(0);
-      expect(openFiles(pids[1]!).filter(isStoreFile)).toEqual([]);
-      expect(openFiles(pids[2]!).filter(isStoreFile)).toEqual([]);
-      console.log(`RSS: owner ${rssMb(pids[0]!).toFixed(0)} MB, clients ${rssMb(pids[1]!).toFixed(0)} MB and ${rssMb(pids[2]!).toFixed(0)} MB`);
+      expect(openFiles(ownerPid).filter(isStoreFile).length).toBeGreaterThan(0);
+      for (const pid of clientPids) expect(openFiles(pid).filter(isStoreFile)).toEqual([]);
+      console.log(`RSS: owner ${rssMb(ownerPid).toFixed(0)} MB, clients ${clientPids.map((p) => rssMb(p).toFixed(0)).join(' MB and ')} MB`);
 
       // A one-shot CLI call is a client too while an owner runs.
       const cli = spawnSync(process.execPath, [CLI, 'tool', 'memory_status', '{}'], { env: { ...process.env, RECOLLECT_HOME: home, RECOLLECT_EMBEDDINGS: 'off' }, encoding: 'utf8' });
-      expect(JSON.parse(cli.stdout).store_owner).toMatchObject({ owner: { pid: pids[0] }, this_process: 'client' });
+      expect(JSON.parse(cli.stdout).store_owner).toMatchObject({ owner: { pid: ownerPid }, this_process: 'client' });
     } finally {
-      await Promise.all([a, b, c].map((m) => m.close()));
+      await Promise.all(all.map((m) => m.close()));
+    }
+  });
+
+  it('a home whose socket path would not fit in sun_path meets its owner in a short folder under the temp folder', async () => {
+    const home = path.join(tempHome('long'), 'a-store-home-with-a-name-long-enough'.repeat(3));
+    expect(Buffer.byteLength(path.join(home, 'owner.sock'))).toBeGreaterThan(107);
+    const socket = ownerSocketPath(home);
+    expect(socket.startsWith(os.tmpdir())).toBe(true);
+    expect(Buffer.byteLength(socket)).toBeLessThanOrEqual(103);
+    const owner = StoreLink.start({ home, kind: 'serve', build: 'test', open: () => openServices({ home, wasmPath: WASM_PATH }, { embeddings: { missing: 'off in this test' } }) });
+    try {
+      expect(await owner.ready()).toBe('owner');
+      expect((fs.statSync(path.dirname(socket)).mode & 0o777).toString(8)).toBe('700');
+      const cli = await new Promise<string>((resolve) => {
+        execFile(process.execPath, [CLI, 'tool', 'remember', JSON.stringify({ statement: 'through the short socket' })], { env: { ...process.env, RECOLLECT_HOME: home, RECOLLECT_EMBEDDINGS: 'off' }, encoding: 'utf8' }, (_e, stdout) => resolve(stdout));
+      });
+      expect(JSON.parse(cli)).toMatchObject({ ok: true, source: 'cli' });
+      expect(await owner.callTool('search_text', { query: 'short socket' }, { client: 'test' })).toMatchObject({ hits: [expect.objectContaining({ text: 'through the short socket' })] });
+    } finally {
+      await owner.close();
     }
   });
 
