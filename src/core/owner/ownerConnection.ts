@@ -19,7 +19,8 @@ const HELLO_TIMEOUT_MS = 5_000;
 export type Connected =
   | { kind: 'connected'; connection: OwnerConnection; owner: Peer }
   | { kind: 'refused'; owner: Peer; reason?: string }
-  | { kind: 'unreachable'; problem: string };
+  /** `noListener`: nothing listens at the address (no socket, or one nobody serves), unlike a listener that is slow to answer. */
+  | { kind: 'unreachable'; problem: string; noListener?: boolean };
 
 /** A client's one connection to its owner: requests numbered, answers matched, every pending one failed when it closes. */
 export class OwnerConnection {
@@ -46,7 +47,10 @@ export class OwnerConnection {
       };
       const timer = setTimeout(() => settle({ kind: 'unreachable', problem: `no answer to hello within ${HELLO_TIMEOUT_MS} ms` }), HELLO_TIMEOUT_MS);
       const connection = new OwnerConnection(socket);
-      socket.on('error', (err) => settle({ kind: 'unreachable', problem: err.message }));
+      socket.on('error', (err) => {
+        const code = (err as NodeJS.ErrnoException).code ?? '';
+        settle({ kind: 'unreachable', problem: err.message, noListener: code === 'ECONNREFUSED' || code === 'ENOENT' });
+      });
       socket.on('close', () => {
         settle({ kind: 'unreachable', problem: 'closed before it answered the hello' });
         connection.fail();

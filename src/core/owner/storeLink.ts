@@ -32,8 +32,11 @@ export interface StoreLinkOptions {
   askHandover?: boolean | undefined;
 }
 
-/** A claim whose holder runs but whose socket refuses connections this long is a reused pid or a hung owner: taken over. */
+/** A claim whose holder runs but where nothing listens this long is a reused pid (or an owner that could not listen): taken over. */
 const SILENT_OWNER_MS = 5_000;
+
+/** An owner that takes connections but answers no hello this long is reported to the caller, never taken over. */
+const SLOW_OWNER_MS = 30_000;
 
 /** A client's call that could not be answered because the owner speaks another protocol. */
 export class OwnerRefusedError extends Error {}
@@ -200,6 +203,7 @@ export class StoreLink implements StoreAccess {
   /** Settles this process's role: claim the home, else connect to the process that has. */
   private async elect(): Promise<void> {
     let silentSince: number | undefined;
+    let slowSince: number | undefined;
     for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
       if (this.closing) return;
       let claimed: boolean;
@@ -234,11 +238,22 @@ export class StoreLink implements StoreAccess {
         this.role = 'refused';
         return;
       }
-      // Claimed but not serving: it is starting (a few ms), dead (the next claim removes it), or silent too long.
-      silentSince ??= Date.now();
-      if (Date.now() - silentSince > SILENT_OWNER_MS) {
+      // Claimed but not serving: it is starting (a few ms), dead (the next claim removes it), or
+      // a live pid with nothing listening for too long (a reused pid). A listener that is slow to
+      // answer (a busy owner) is waited for, never taken over: it still holds the store.
+      if (!answer.noListener) {
+        silentSince = undefined;
+        slowSince ??= Date.now();
+        if (Date.now() - slowSince > SLOW_OWNER_MS) {
+          const holder = this.lock.holder();
+          this.refusal = `The Recollect store at ${this.opts.home} is owned by process ${holder?.pid ?? '?'} (${holder?.kind ?? 'unknown'}), which takes connections but has not answered for ${SLOW_OWNER_MS / 1000} s (${answer.problem}). Nothing was read or written; try again, or stop that process.`;
+          this.role = 'refused';
+          return;
+        }
+      } else silentSince ??= Date.now();
+      if (silentSince !== undefined && Date.now() - silentSince > SILENT_OWNER_MS) {
         const holder = this.lock.holder();
-        this.opts.log?.(`store owner: process ${holder?.pid ?? '?'} claims ${this.opts.home} but has not answered for ${SILENT_OWNER_MS} ms (${answer.problem}); taking over`);
+        this.opts.log?.(`store owner: process ${holder?.pid ?? '?'} claims ${this.opts.home} but nothing has listened for it for ${SILENT_OWNER_MS} ms (${answer.problem}); taking over`);
         this.lock.removeIfDead(true);
         silentSince = undefined;
       }
@@ -315,6 +330,8 @@ export class StoreLink implements StoreAccess {
           resolve();
         });
       });
+      // Like every file of the store, the user's alone (its folder already keeps others out).
+      if (socketLeavesFile()) fs.chmodSync(this.socketPath, 0o600);
     } catch (err) {
       // Owner without a socket: this process still holds the store; clients that cannot reach it wait, then take over.
       this.opts.log?.(`store owner: cannot listen on ${this.socketPath}: ${(err as Error).message}`);
