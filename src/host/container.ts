@@ -25,6 +25,14 @@ import { StatusBar } from './statusBar';
 import { joinStoreAsHost } from './storeOwnership';
 import { registerToolSurface } from './toolSurface';
 
+let storeClosing: Promise<void> | undefined;
+let closeStore: (() => Promise<void>) | undefined;
+
+/** Closes the store (an owner's clients hang up first, at most 2 s) and resolves once it is closed. */
+export function storeClosed(): Promise<void> {
+  return closeStore?.() ?? Promise.resolve();
+}
+
 /** What the extension exports: used by the end-to-end tests and by other extensions. */
 export interface RecollectApi {
   services: Promise<Services>;
@@ -60,8 +68,10 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   });
   const store = joinStoreAsHost({ home, build: String(context.extension.packageJSON.version ?? ''), open, log });
   const services = store.services;
-  // Closing the window closes the store, or leaves it to the next owner.
-  context.subscriptions.push({ dispose: () => void store.close() });
+  // Closing the window closes the store, or leaves it to the next owner. VS Code calls deactivate
+  // (which waits for it) before it disposes the subscriptions; either starts it, once.
+  closeStore = () => (storeClosing ??= store.close());
+  context.subscriptions.push({ dispose: () => void closeStore?.() });
   services.then(
     (s) => {
       log.info(`store open at ${home}`);
