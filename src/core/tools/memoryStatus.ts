@@ -61,6 +61,11 @@ const output = z.object({
     entries: z.number(),
     notes: z.number(),
   }),
+  store_owner: z.object({
+    owner: z.object({ pid: z.number(), kind: z.string(), build: z.string() }),
+    this_process: z.enum(['owner', 'client', 'own copy']),
+    pid: z.number(),
+  }).optional(),
   ok: z.literal(true),
 });
 
