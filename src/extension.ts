@@ -5,6 +5,8 @@ export async function activate(context: vscode.ExtensionContext) {
   return startRecollect(context);
 }
 
-export function deactivate(): void {
-  // Disposables registered on the context close the store; nothing else to do.
+export async function deactivate(): Promise<void> {
+  // Disposables registered on the context close the store; VS Code awaits this until it has.
+  const { storeClosed } = await import('./host/container');
+  await storeClosed();
 }

@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import type { ForgetScope } from '../core/history/forgetOps';
 import { isRefusal } from '../core/refusal';
-import type { Services } from '../core/services';
+import type { ForgetService } from '../core/history/forgetService';
+import type { Remote } from '../core/owner/serviceProxy';
 
 export const FORGET_USAGE = `recollect forget --session <id> | --workspace <folder> | --before <date>
   removes imported sessions from every index, summary, chapter and blob, and from the
@@ -57,15 +58,15 @@ function usage(reason: string): ForgetRequest {
   return { kind: 'usage', reason };
 }
 
-/** Runs a parsed request and prints its JSON answer; true when it was carried out (a refusal is false). */
-export async function runForget(services: Services, request: Exclude<ForgetRequest, { kind: 'usage' }>, print: (text: string) => void): Promise<boolean> {
+/** Runs a parsed request (here or at the store's owner) and prints its JSON answer; true when it was carried out (a refusal is false). */
+export async function runForget(services: { forget: Remote<Pick<ForgetService, 'forget' | 'forgotten' | 'remember' | 'dropToolOutputs'>> }, request: Exclude<ForgetRequest, { kind: 'usage' }>, print: (text: string) => void): Promise<boolean> {
   let answer: object;
   switch (request.kind) {
     case 'forget':
       answer = await services.forget.forget(request.scope);
       break;
     case 'list':
-      answer = { ok: true, forgotten: services.forget.forgotten() };
+      answer = { ok: true, forgotten: await services.forget.forgotten() };
       break;
     case 'remember':
       answer = await services.forget.remember(request.ids);

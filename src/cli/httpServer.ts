@@ -6,6 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { connectionProblem } from '../core/requests/connectionName';
 import type { Services } from '../core/services';
+import type { StoreAccess } from '../core/owner/storeAccess';
 import { MAX_REQUEST_BYTES, requestTooLarge } from '../core/tools/requestLimit';
 import { bearerMatches, hostAllowed, isOAuthDiscovery, originAllowed } from './httpGuards';
 import { createMcpServer } from './mcpServer';
@@ -21,7 +22,7 @@ export const CONNECTION_NAME_HEADER = 'x-recollect-connection';
 const MAX_SESSIONS = 64;
 
 export interface HttpServeOptions {
-  services: Services;
+  services: Services | StoreAccess;
   version: string;
   /** 0 picks a free port (tests). */
   port: number;

@@ -7,16 +7,21 @@ import { isRefusal } from '../core/refusal';
 import { openServices, type Services } from '../core/services';
 import { resolveStoreHome } from '../core/store/home';
 import { setWasmCompilation } from '../core/store/sqlite';
-import { invokeTool, refusalOf } from '../core/tools/invoke';
+import { refusalOf } from '../core/tools/invoke';
 import { WriteRefusedError } from '../core/store/errors';
 import { languageModelToolsManifest } from '../core/tools/jsonSchema';
 import { findTool, TOOLS } from '../core/tools/registry';
 import { DEFAULT_PORT, startHttpServer } from './httpServer';
 import { ensureToken } from './httpToken';
 import { serveMcpStdio } from './mcpServer';
+import { warmTokenizer } from '../core/text/tokens';
 import { EVAL_USAGE, evalCommand } from './eval/evalCommand';
 import { ExcludeGlobs } from '../core/history/excludeGlobs';
 import { FORGET_USAGE, parseForgetArgs, runForget } from './forgetCommand';
+import { asRefusal, StoreLink } from '../core/owner/storeLink';
+import { refuse } from '../core/refusal';
+import { serviceProxy } from '../core/owner/serviceProxy';
+import type { ProcessKind } from '../core/owner/protocol';
 
 declare const __RECOLLECT_VERSION__: string;
 const VERSION = typeof __RECOLLECT_VERSION__ === 'string' ? __RECOLLECT_VERSION__ : '0.0.0-dev';
@@ -50,14 +55,22 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'tool':
       setWasmCompilation('one-shot');
-      return withServices((s) => runTool(s, rest[0], rest[1]));
+      return withLink('cli', (link) => runTool(link, rest[0], rest[1]));
     case 'import': {
       const { paths, globs } = splitExcludes(rest);
       if (!paths.length || globs.includes('')) {
         process.stderr.write('usage: recollect import <file-or-folder>... [--exclude <glob>]...\n');
         return EXIT.usage;
       }
-      return withServices(async (s) => {
+      return withLink('cli', async (link) => {
+        const own = link.ownServices();
+        if (!own) {
+          // The store's owner imports (it holds the database); a long-lived owner seals later itself.
+          const report = await link.call({ op: 'import', paths: paths.map((p) => path.resolve(p)), globs });
+          process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+          return EXIT.answered;
+        }
+        const s = await own;
         const report = await s.importer.importPaths(paths, undefined, new ExcludeGlobs(globs));
         // The summary DAG catches up with what was imported (and anything an earlier run left unbuilt).
         const summaries = await s.lcm.buildAll();
@@ -73,8 +86,8 @@ async function main(argv: string[]): Promise<number> {
       const file = rest[0];
       if (!file) return usage('recollect restore <export.md>');
       const document = fs.readFileSync(file, 'utf8');
-      return withServices(async (s) => {
-        const report = await s.transfer.restore(document);
+      return withLink('cli', async (link) => {
+        const report = await serviceProxy(link, 'transfer').restore(document);
         process.stdout.write(JSON.stringify(report, null, 2) + '\n');
         return isRefusal(report) ? EXIT.refused : EXIT.answered;
       });
@@ -90,7 +103,7 @@ async function main(argv: string[]): Promise<number> {
         process.stderr.write(`recollect forget: ${request.reason}\n`);
         return usage(FORGET_USAGE);
       }
-      return withServices(async (s) => ((await runForget(s, request, (t) => process.stdout.write(t))) ? EXIT.answered : EXIT.refused));
+      return withLink('cli', async (link) => ((await runForget({ forget: serviceProxy(link, 'forget') }, request, (t) => process.stdout.write(t))) ? EXIT.answered : EXIT.refused));
     }
     case 'eval':
       if (!rest.length) return usage(EVAL_USAGE);
@@ -107,14 +120,16 @@ async function main(argv: string[]): Promise<number> {
       const name = option(rest, '--name');
       if (name === null) return usage('recollect mcp [--name <name>]');
       setWasmCompilation('server');
-      // Served while the store opens: a client's handshake never waits for a large store.
-      const opening = openCliServices(true);
-      opening.catch(() => undefined); // a failed open is reported to each tool call, not as a crash
+      // Served while the store opens (or its owner is found): a client's handshake never waits
+      // for a large store; a failed open is reported to each tool call, not as a crash.
+      const link = linkStore('mcp', true);
+      // A process that takes over warms the tokenizer later: its first job is to answer the calls waiting for it.
+      link.onRole((role, takeover) => role === 'owner' && warmTokenizer(takeover ? 10_000 : 0));
       try {
-        await serveMcpStdio(opening, VERSION, { connectionName: name });
+        await serveMcpStdio(link, VERSION, { connectionName: name });
         return EXIT.answered;
       } finally {
-        await opening.then((s) => s.store.close(), () => undefined);
+        await link.close();
       }
     }
     case 'serve': {
@@ -122,10 +137,7 @@ async function main(argv: string[]): Promise<number> {
       const port = portText === undefined ? DEFAULT_PORT : Number(portText);
       if (portText === null || !Number.isInteger(port) || port < 0 || port > 65535) return usage('recollect serve [--port <0-65535>]');
       setWasmCompilation('server');
-      return withServices((s) => {
-        s.semantic.startBackground();
-        return serveHttp(s, port);
-      });
+      return withLink('serve', (link) => serveHttp(link, port), true);
     }
     case undefined:
     case 'help':
@@ -138,7 +150,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function runTool(services: Services, name: string | undefined, json: string | undefined): Promise<number> {
+async function runTool(link: StoreLink, name: string | undefined, json: string | undefined): Promise<number> {
   const tool = name ? findTool(name) : undefined;
   if (!tool) {
     process.stderr.write(`unknown tool "${name ?? ''}"; known: ${TOOLS.map((t) => t.name).join(', ')}\n`);
@@ -153,8 +165,8 @@ async function runTool(services: Services, name: string | undefined, json: strin
       return EXIT.refused;
     }
   }
-  await services.requests.connections.seen('cli').catch(() => undefined);
-  const result = await invokeTool(tool, input, services, { client: 'cli', workspace: process.cwd() });
+  await link.connectionSeen('cli').catch(() => undefined);
+  const result = await link.callTool(tool.name, input, { client: 'cli', workspace: process.cwd() });
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   return isRefusal(result) ? EXIT.refused : EXIT.answered;
 }
@@ -171,9 +183,9 @@ function showActivity(args: string[]): number {
 }
 
 /** Runs until SIGINT/SIGTERM. Prints where the token is, never the token itself. */
-async function serveHttp(services: Services, port: number): Promise<number> {
-  const { token, file } = ensureToken(services.store.home);
-  const running = await startHttpServer({ services, version: VERSION, port, token, workspace: process.cwd() });
+async function serveHttp(link: StoreLink, port: number): Promise<number> {
+  const { token, file } = ensureToken(resolveStoreHome());
+  const running = await startHttpServer({ services: link, version: VERSION, port, token, workspace: process.cwd() });
   process.stdout.write(`recollect: MCP (Streamable HTTP) listening on ${running.url} (bound to ${running.address.address}:${running.address.port})\n`);
   process.stdout.write(`recollect: bearer token in ${file}; send it as "Authorization: Bearer <token>"\n`);
   await new Promise<void>((resolve) => {
@@ -213,17 +225,31 @@ function openCliServices(background = false): Promise<Services> {
   return openServices({ home: resolveStoreHome(), wasmPath: path.join(__dirname, 'sql-wasm.wasm'), onReplayProgress: replayProgressLines((line) => process.stderr.write(`recollect: ${line}\n`)) }, { semanticBackground: background });
 }
 
+/**
+ * This process's place on the store home (core/owner): a client of the running owner, else the
+ * owner itself, which opens the store. A one-shot command with no owner running owns the store
+ * for its lifetime rather than open it beside the election, so no two processes ever hold it.
+ */
+function linkStore(kind: ProcessKind, background: boolean): StoreLink {
+  return StoreLink.start({ home: resolveStoreHome(), kind, build: VERSION, open: () => openCliServices(background), log: (line) => process.stderr.write(`recollect: ${line}\n`) });
+}
+
 /** A write the store refused (a full disk, a read-only folder) is printed as the refusal it is, exit 3. */
-async function withServices(fn: (s: Services) => Promise<number>): Promise<number> {
-  const services = await openCliServices();
+async function withLink(kind: ProcessKind, fn: (link: StoreLink) => Promise<number>, background = false): Promise<number> {
+  const link = linkStore(kind, background);
   try {
-    return await fn(services);
+    if ((await link.ready()) === 'refused') {
+      process.stdout.write(JSON.stringify(refuse(link.refusedBecause() ?? 'the store owner refused this process'), null, 2) + '\n');
+      return EXIT.refused;
+    }
+    return await fn(link);
   } catch (err) {
-    if (!(err instanceof WriteRefusedError)) throw err;
-    process.stdout.write(JSON.stringify(refusalOf(err), null, 2) + '\n');
+    const refusal = err instanceof WriteRefusedError ? refusalOf(err) : asRefusal(err);
+    if (!refusal) throw err;
+    process.stdout.write(JSON.stringify(refusal, null, 2) + '\n');
     return EXIT.refused;
   } finally {
-    services.store.close();
+    await link.close();
   }
 }
 

@@ -33,6 +33,7 @@ import type { StoreModule } from './store/schema';
 import { Store, type StoreOptions } from './store/store';
 import { transferModule } from './transfer/transferSchema';
 import { TransferService } from './transfer/transferService';
+import type { StoreRole } from './tools/toolDefinition';
 
 /** Every aggregate's tables and operations; the store applies journal lines through these. */
 export const STORE_MODULES: readonly StoreModule[] = [memoryModule, historyModule, errorModule, requestsModule, lcmModule, chaptersModule, rulesModule, transferModule];
@@ -71,6 +72,8 @@ export interface Services {
   transfer: TransferService;
   /** Replaces secrets by placeholders on every write path (imports, memory, vault files, the tool-call log). */
   redaction: Redaction;
+  /** Who owns the store and whether this process is it (core/owner), set by a host that joined the election; memory_status reports it. */
+  storeRole?: (() => StoreRole) | undefined;
 }
 
 /** What only some hosts have: a language model, and (in tests) smaller DAG settings. */

@@ -45,9 +45,11 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       const status = services.memory.status();
       const history = services.history.counts();
       const size = await storeSizeOnDisk(deps.home);
-      const text = `Recollect: ${status.facts} facts (${status.current_facts} current), ${status.entries} note entries, ${status.entities} entities, ${history.sessions} sessions — store ${deps.home} (${formatBytes(size.bytes)})`;
+      const role = services.storeRole?.();
+      const owner = role ? `; owner: process ${role.owner.pid} (${role.owner.kind}), this window ${role.this_process === 'owner' ? 'is the owner' : role.this_process === 'client' ? 'is its client' : 'holds its own copy'}` : '';
+      const text = `Recollect: ${status.facts} facts (${status.current_facts} current), ${status.entries} note entries, ${status.entities} entities, ${history.sessions} sessions — store ${deps.home} (${formatBytes(size.bytes)})${owner}`;
       void vscode.window.showInformationMessage(text);
-      return { ...status, sessions: history.sessions, bytes: size.bytes };
+      return { ...status, sessions: history.sessions, bytes: size.bytes, ...(role ? { store_owner: role } : {}) };
     },
     'recollect.showActivity': () => showActivity(deps, activity),
     'recollect.rebuildIndex': () => rebuildIndex(deps),

@@ -22,7 +22,16 @@ import { registerSessionHistory } from './historyPanel';
 import { registerRulesReview } from './rulesPanel';
 import { showSemanticProgress } from './semanticProgress';
 import { StatusBar } from './statusBar';
+import { joinStoreAsHost } from './storeOwnership';
 import { registerToolSurface } from './toolSurface';
+
+let storeClosing: Promise<void> | undefined;
+let closeStore: (() => Promise<void>) | undefined;
+
+/** Closes the store (an owner's clients hang up first, at most 2 s) and resolves once it is closed. */
+export function storeClosed(): Promise<void> {
+  return closeStore?.() ?? Promise.resolve();
+}
 
 /** What the extension exports: used by the end-to-end tests and by other extensions. */
 export interface RecollectApi {
@@ -47,7 +56,7 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
 
   const distDir = path.join(context.extensionPath, 'dist');
   const embeddings = semanticConfigFrom(process.env, { url: config().get<string>('embeddings.url'), model: config().get<string>('embeddings.model') }, distDir);
-  const services = openServices({ home, wasmPath: path.join(distDir, 'sql-wasm.wasm'), onReplayProgress: replayProgressLines((line) => log.info(line)) }, {
+  const open = () => openServices({ home, wasmPath: path.join(distDir, 'sql-wasm.wasm'), onReplayProgress: replayProgressLines((line) => log.info(line)) }, {
     languageModel: createLanguageModelPort(context, log),
     decisionModel: createDecisionModel(context, log),
     embeddings,
@@ -57,12 +66,17 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     // Read on each write too, so a pattern added or a scope switched off applies to the next one.
     redaction: () => redactionSettingsFrom({ extraPatterns: config().get('redaction.extraPatterns'), disabledScopes: config().get('redaction.disabledScopes') }),
   });
+  const store = joinStoreAsHost({ home, build: String(context.extension.packageJSON.version ?? ''), open, log });
+  const services = store.services;
+  // Closing the window closes the store, or leaves it to the next owner. VS Code calls deactivate
+  // (which waits for it) before it disposes the subscriptions; either starts it, once.
+  closeStore = () => (storeClosing ??= store.close());
+  context.subscriptions.push({ dispose: () => void closeStore?.() });
   services.then(
     (s) => {
       log.info(`store open at ${home}`);
       for (const w of s.store.warnings) log.warn(w);
       if (s.store.warnings.length) void vscode.window.showWarningMessage(`Recollect: ${s.store.warnings[0]}`, 'Show Log').then((pick) => pick && log.show());
-      context.subscriptions.push({ dispose: () => s.store.close() });
       context.subscriptions.push(showSemanticProgress(s, log));
       const sem = s.semantic.state();
       log.info(sem.model ? `semantic recall: ${sem.provider} model ${sem.model} (${sem.source})` : `semantic recall is off: ${sem.reason}`);

@@ -61,6 +61,11 @@ const output = z.object({
     entries: z.number(),
     notes: z.number(),
   }),
+  store_owner: z.object({
+    owner: z.object({ pid: z.number(), kind: z.string(), build: z.string() }),
+    this_process: z.enum(['owner', 'client', 'own copy']),
+    pid: z.number(),
+  }).optional(),
   ok: z.literal(true),
 });
 
@@ -71,7 +76,10 @@ export const memoryStatusTool = defineTool({
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
   output,
   description:
-    'Counts of notes (Markdown files in the vault), entries (day-log entries), chunks (what the keyword index holds for them), entities and facts (superseded values included, current_facts separately), retired memories, whether semantic search can answer now (`semantic`, with the reason when it cannot; the model is asked first), `embeddings` (the model and provider, and how far indexing has got: indexed of total, per corpus memory and history), the vault folder with `stale` / `changed_files`, and any store warnings a person should know about. Takes no arguments.',
+    'Counts of notes (Markdown files in the vault), entries (day-log entries), chunks (what the keyword index holds for them), entities and facts (superseded values included, current_facts separately), retired memories, whether semantic search can answer now (`semantic`, with the reason when it cannot; the model is asked first), `embeddings` (the model and provider, and how far indexing has got: indexed of total, per corpus memory and history), the vault folder with `stale` / `changed_files`, any store warnings a person should know about, and `store_owner`: the process that holds the database (pid, kind) and whether the calling process is it or its client. Takes no arguments.',
   input: z.strictObject({}),
-  run: (_input, services) => services.memory.statusNow(),
+  run: async (_input, services, ctx) => {
+    const role = ctx.store ?? services.storeRole?.();
+    return { ...(await services.memory.statusNow()), ...(role ? { store_owner: role } : {}) };
+  },
 });

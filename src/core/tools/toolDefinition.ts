@@ -8,6 +8,16 @@ export interface ToolContext {
   workspace?: string | undefined;
   /** Set only by lcm_expand_query's in-process sub-agent loop; no surface can pass one in (see lcm/grants.ts). */
   expandGrant?: string | undefined;
+  /** Who holds the database and whether the caller's process is it (see core/owner); memory_status reports it. */
+  store?: StoreRole | undefined;
+}
+
+/** The store's owner (the one process that holds the database) as the caller's process sees it. */
+export interface StoreRole {
+  owner: { pid: number; kind: string; build: string };
+  /** `own copy`: a second VS Code window, which holds a copy of its own beside the owner (the journal keeps both right). */
+  this_process: 'owner' | 'client' | 'own copy';
+  pid: number;
 }
 
 /** Families a person can switch on and off as a group. */
