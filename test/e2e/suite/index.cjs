@@ -357,7 +357,9 @@ test('Copilot is the named connection "copilot": an agent on the same store addr
   // Another process on the same store (the CLI, as connection "cli") leaves a request for Copilot.
   const ext = vscode.extensions.getExtension(EXTENSION_ID);
   const cli = path.join(ext.extensionPath, 'dist', 'cli.js');
-  const out = require('child_process').execFileSync(process.execPath, [cli, 'tool', 'ask_agent', JSON.stringify({ to: 'copilot', request: 'Please confirm the build passes' })], { encoding: 'utf8', env: process.env });
+  // Asynchronously: this window owns the store, so the CLI is its client and needs this
+  // extension host's event loop free to answer it.
+  const { stdout: out } = await require('util').promisify(require('child_process').execFile)(process.execPath, [cli, 'tool', 'ask_agent', JSON.stringify({ to: 'copilot', request: 'Please confirm the build passes' })], { encoding: 'utf8', env: process.env });
   const asked = JSON.parse(out);
   assert(asked.ok === true && asked.to === 'copilot', `ask_agent from the CLI failed: ${truncate(out)}`);
   const [news, newsText] = await callJson('whats_new', {});
