@@ -129,6 +129,13 @@ export class PagedFrame {
     readonly headerHash: Buffer,
   ) {}
 
+  /** No file yet (a new store, a rebuild): every chunk is new, and the first checkpoint writes the file. */
+  static none(file: string, chunkBytes = PAGED_CHUNK_BYTES): PagedFrame {
+    const frame = new PagedFrame(file, -1, 0, chunkBytes, [], Buffer.alloc(HASH));
+    frame.closed = true;
+    return frame;
+  }
+
   /** Reads and checks the header of the file open at `fd` (which it then owns); throws a plain Error describing damage. */
   static fromFd(file: string, fd: number): PagedFrame {
     const fileSize = fs.fstatSync(fd).size;
