@@ -24,7 +24,7 @@ export interface MemoryBudget {
 
 export const DEFAULT_BUDGET_MB = 512;
 /** Below this a process cannot even hold Node and sql.js with room for one query. */
-export const MIN_BUDGET_MB = 128;
+export const MIN_BUDGET_MB = 64;
 export const BUDGET_ENV = 'RECOLLECT_MEMORY_BUDGET_MB';
 
 const CHUNK_CACHE_SHARE = 0.3;
@@ -38,7 +38,7 @@ const MB = 1024 * 1024;
 /**
  * The budget from `RECOLLECT_MEMORY_BUDGET_MB`, else the `recollect.memory.budgetMb` setting
  * (the extension passes it), else 512 MB; a figure that is not a number is ignored, one below
- * 128 MB is raised to it.
+ * 64 MB is raised to it.
  */
 export function memoryBudget(settingMb?: number, env: NodeJS.ProcessEnv = process.env): MemoryBudget {
   const fromEnv = Number(env[BUDGET_ENV]);

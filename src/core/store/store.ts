@@ -322,12 +322,16 @@ export class Store {
     const MB = 1024 * 1024;
     const mb = (n: number) => Math.round((n / MB) * 10) / 10;
     const { rss, peakRss } = processMemory();
+    const usage = process.memoryUsage();
     const cache = this.dbFile.cache;
     return {
       budget_mb: mb(this.budget.budgetBytes),
       budget_source: this.budget.source,
       rss_mb: mb(rss),
       peak_rss_mb: mb(peakRss),
+      // Of the RSS: the JS heap, and the memory of buffers outside it (the chunk cache among them; sql.js's wasm heap is one of them).
+      js_heap_mb: mb(usage.heapUsed),
+      buffers_mb: mb(usage.arrayBuffers),
       cache: {
         limit_mb: mb(this.budget.chunkCacheBytes),
         held_mb: mb(cache?.loadedBytes ?? 0),
