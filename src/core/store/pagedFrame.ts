@@ -100,7 +100,12 @@ export function encodePagedSync(data: Uint8Array, chunkBytes = PAGED_CHUNK_BYTES
 }
 
 function readExactly(fd: number, length: number, position: number): Buffer {
-  const buf = Buffer.allocUnsafe(length);
+  return readExactlyInto(Buffer.allocUnsafe(length), fd, length, position);
+}
+
+/** `length` bytes at `position` into the start of `buf`; returns that part of it. */
+function readExactlyInto(into: Buffer, fd: number, length: number, position: number): Buffer {
+  const buf = into.subarray(0, length);
   let done = 0;
   while (done < length) {
     const n = fs.readSync(fd, buf, done, length - done, position + done);
@@ -186,10 +191,21 @@ export class PagedFrame {
     return payload;
   }
 
-  /** The chunk's database bytes; throws when the chunk is damaged. */
+  /**
+   * The chunk's database bytes; throws when the chunk is damaged. The compressed bytes are read
+   * into one buffer kept for the purpose: under a memory budget chunks are loaded again and again,
+   * and a fresh buffer per load is garbage the collector frees only in large steps.
+   */
   load(i: number): Buffer {
-    return this.checkLength(i, brotliDecompressSync(this.readCompressed(i), this.decompressOptions(i)));
+    if (this.closed) throw new Error('the snapshot file was closed');
+    const e = this.entry(i);
+    if (this.scratch.length < e.length) this.scratch = Buffer.allocUnsafeSlow(Math.max(e.length, 2 * this.scratch.length));
+    const payload = readExactlyInto(this.scratch, this.fd, e.length, e.at);
+    if (!sha256(payload).equals(e.hash)) throw new Error(`the checksum does not match (chunk ${i})`);
+    return this.checkLength(i, brotliDecompressSync(payload, this.decompressOptions(i)));
   }
+
+  private scratch = Buffer.alloc(0);
 
   /**
    * The same with the read, hash and decompression on the thread pool; undefined when the frame
