@@ -101,8 +101,10 @@ async function mcpPeak(home: string, budgetMb: number): Promise<{ peak: number; 
     for (const q of QUERIES) hits.push(await mcp.call('search_text', { query: q, top_k: 20 }));
     await new Promise((r) => setTimeout(r, 2500)); // the read-ahead's worker runs meanwhile
     for (const q of QUERIES) hits.push(await mcp.call('search_text', { query: q, top_k: 20 }));
+    // Read before memory_status, whose counts scan whole tables: the peak is the searches'.
+    const peak = vmHwm(pid);
     const status = await mcp.call('memory_status', {});
-    return { peak: vmHwm(pid), status, hits };
+    return { peak, status, hits };
   } finally {
     await mcp.close();
   }
