@@ -49,8 +49,8 @@ const QUERIES = ['the', 'deploy', 'error file', 'journal index', 'alpha', 'test 
 let built: string;
 beforeAll(async () => {
   built = tempHome('budget-built');
-  await buildStore(built, 30_000);
-}, 120_000);
+  await buildStore(built, 40_000);
+}, 240_000);
 
 describe('the chunk cache under a budget', () => {
   it('evicting clean chunks changes no result: searches, a write after eviction, a checkpoint after it, a reopen', async () => {
