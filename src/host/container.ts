@@ -56,7 +56,8 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
 
   const distDir = path.join(context.extensionPath, 'dist');
   const embeddings = semanticConfigFrom(process.env, { url: config().get<string>('embeddings.url'), model: config().get<string>('embeddings.model') }, distDir);
-  const open = () => openServices({ home, wasmPath: path.join(distDir, 'sql-wasm.wasm'), onReplayProgress: replayProgressLines((line) => log.info(line)) }, {
+  const memoryBudgetMb = config().get<number>('memory.budgetMb');
+  const open = () => openServices({ home, wasmPath: path.join(distDir, 'sql-wasm.wasm'), onReplayProgress: replayProgressLines((line) => log.info(line)), ...(memoryBudgetMb ? { memoryBudgetMb } : {}) }, {
     languageModel: createLanguageModelPort(context, log),
     decisionModel: createDecisionModel(context, log),
     embeddings,

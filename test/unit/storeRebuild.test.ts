@@ -20,7 +20,7 @@ afterEach(() => {
 function picture(s: Services) {
   const search = s.memory.searchText({ query: 'Vite' });
   return {
-    status: { ...s.memory.status(), store: undefined, warnings: undefined },
+    status: { ...s.memory.status(), store: undefined, warnings: undefined, memory: undefined },
     history: s.history.counts(),
     retrieve: s.memory.retrieve({ subject: 'build tool', include_history: true }),
     hits: 'hits' in search ? search.hits.map((h) => [h.id, h.text]) : search,

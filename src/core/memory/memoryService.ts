@@ -194,6 +194,7 @@ export class MemoryService {
       ...(semantic.model ? { embeddings: embeddingsStatus(semantic, this.semantic.progress()) } : {}),
       vault: { path: this.vault.root, ...this.vault.index() },
       store: { home: this.store.home, journal_problems: this.store.journalProblems },
+      memory: this.store.memoryStatus(),
       warnings: this.store.warnings.slice(-20),
     };
   }

@@ -29,6 +29,23 @@ export class BatchTransaction {
     }
   }
 
+  /**
+   * Inside `run`: commits everything so far, runs `fn` on the committed database (a checkpoint
+   * under memory pressure), then goes on in a new batch, so the caller's savepoint still exists.
+   */
+  commitMidway(db: Database, fn: () => void): void {
+    db.exec('RELEASE batch');
+    this.commit(db);
+    try {
+      fn();
+    } finally {
+      db.exec('BEGIN');
+      this.open = true;
+      this.scheduled = setImmediate(() => this.commit(db));
+      db.exec('SAVEPOINT batch');
+    }
+  }
+
   commit(db: Database): void {
     this.cancelScheduled();
     if (!this.open) return;

@@ -25,6 +25,17 @@ export const COMPACT_MIN_BYTES = 16 * 1024 * 1024;
 export const COMPACT_GROWTH = 0.25;
 const RECORD = 'store.compaction.json';
 
+/**
+ * What the compaction's process holds at its peak for a database of this size: Node and sql.js,
+ * the vacuumed copy in sql.js's in-memory file and its export, each the database's size (the
+ * source is read through the bounded chunk cache). sql.js exposes no file system through which
+ * the copy could be written out as it is made, so a compaction that would not fit the memory
+ * budget is not run (Store.compact says so).
+ */
+export function compactionPeakBytes(databaseBytes: number): number {
+  return 96 * 1024 * 1024 + 2.2 * databaseBytes;
+}
+
 export interface CompactorOptions {
   home: string;
   snapshotFile: string;
@@ -32,6 +43,8 @@ export interface CompactorOptions {
   workerPath: string;
   /** Smallest database worth compacting (default COMPACT_MIN_BYTES). */
   minBytes?: number;
+  /** The chunk cache the child reads the source through (memoryBudget.ts). */
+  cacheBytes?: number;
   lock: FileLock;
   now: () => number;
   /**
@@ -101,7 +114,7 @@ export class Compactor {
     let file: CompactedFile;
     let childMaxRss: number;
     try {
-      ({ file, childMaxRss } = await this.inChild({ wasmPath: this.options.wasmPath, snapshotFile, out }, background));
+      ({ file, childMaxRss } = await this.inChild({ wasmPath: this.options.wasmPath, snapshotFile, out, ...(this.options.cacheBytes ? { cacheBytes: this.options.cacheBytes } : {}) }, background));
     } catch (err) {
       fs.rmSync(out, { force: true });
       return refuse(`compaction failed: ${(err as Error).message}`);

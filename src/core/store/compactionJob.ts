@@ -66,8 +66,8 @@ export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
  * reallocate-and-copy; the export afterwards stays below it (~0.65 GB), so reading the target
  * without export() would not lower the peak, and sql.js 1.16 exposes no file system to do so.
  */
-export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, out: string, options: { chunkBytes?: number; collectGarbage?: () => void } = {}): Promise<CompactedFile> {
-  const { chunkBytes = COMPACT_CHUNK_BYTES, collectGarbage = () => undefined } = options;
+export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, out: string, options: { chunkBytes?: number; collectGarbage?: () => void; cacheBytes?: number } = {}): Promise<CompactedFile> {
+  const { chunkBytes = COMPACT_CHUNK_BYTES, collectGarbage = () => undefined, cacheBytes = Infinity } = options;
   const rssBefore = process.memoryUsage().rss;
   let rssPeak = rssBefore;
   const phases: Record<string, number> = {};
@@ -85,7 +85,7 @@ export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, ou
   // The source is read on demand from its chunks, as a store reads it: no whole copy up front,
   // and optimize's growth lands in new chunks instead of a reallocated copy of the file.
   let damage: Error | undefined;
-  const { db: source, dbFile } = DatabaseFile.open(SQL, snapshotFile, opened, (err) => (damage ??= err));
+  const { db: source, dbFile } = DatabaseFile.open(SQL, snapshotFile, opened, (err) => (damage ??= err), cacheBytes);
   // A checkpoint renamed over the path while we opened it: it may be either file, so give up.
   if (!opened || !sameIdentity(identityOf(before), identityOf(after))) {
     source.close();

@@ -8,6 +8,8 @@ export interface CompactionRequest {
   wasmPath: string;
   snapshotFile: string;
   out: string;
+  /** The chunk cache the source is read through (the owner's budget). */
+  cacheBytes?: number;
 }
 
 /** The child's one reply; `maxRss` is the child's own peak (bytes), which the owner's RSS never shows. */
@@ -69,7 +71,7 @@ process.once('message', (message: CompactionRequest) => {
   watchOwner(message.out);
   const maxRss = () => process.resourceUsage().maxRSS * 1024;
   loadSqlJs(message.wasmPath)
-    .then((SQL) => compactSnapshot(SQL, message.snapshotFile, message.out, { collectGarbage }))
+    .then((SQL) => compactSnapshot(SQL, message.snapshotFile, message.out, { collectGarbage, ...(message.cacheBytes ? { cacheBytes: message.cacheBytes } : {}) }))
     // The job runs for seconds without an event-loop turn, so an owner that died meanwhile is only noticed here.
     .then((result) => (process.connected ? reply({ ok: true, result, maxRss: maxRss() }) : abandon()))
     .catch((err: unknown) => reply({ ok: false, error: err instanceof Error ? err.message : String(err), maxRss: maxRss() }));

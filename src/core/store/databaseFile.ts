@@ -1,9 +1,9 @@
 import type { Database, SqlJsStatic } from 'sql.js';
-import { adoptPaged, PagedContents } from './pagedContents';
+import { adoptPaged, PagedContents, type CacheStats } from './pagedContents';
 import { writeCapture, writeCaptureSync } from './pagedSnapshot';
 import { setAside, writeSnapshot, writeSnapshotInBackground, type openSnapshot } from './snapshot';
 import { queryScalar } from './sqlite';
-import type { PagedFrame } from './pagedFrame';
+import { PagedFrame } from './pagedFrame';
 import { readHotChunks, writeHotChunks } from './hotChunks';
 
 /** A long-lived process records its hint this long after its open (a short-lived one at close). */
@@ -13,9 +13,9 @@ type Opened = Awaited<ReturnType<typeof openSnapshot>>;
 
 /**
  * The database's file in sql.js and its snapshot on disk, for the Store: opening reads the
- * snapshot on demand (pagedContents.ts); a checkpoint of such a database writes only the chunks
- * it changed, and anything else (a rebuilt database, a database whose file was resized under the
- * contents) is exported and compressed whole.
+ * snapshot on demand (pagedContents.ts), and a store without one starts as new chunks; a
+ * checkpoint writes only the chunks it changed, and a database whose file was resized under the
+ * contents (VACUUM) is exported and compressed whole.
  */
 export class DatabaseFile {
   private reading: Promise<void> | undefined;
@@ -29,8 +29,8 @@ export class DatabaseFile {
     private readonly opened: Opened,
   ) {}
 
-  static open(SQL: SqlJsStatic, file: string, opened: Opened, onDamage: (err: Error) => void): { db: Database; dbFile: DatabaseFile } {
-    const dbFile = DatabaseFile.prepare(file, opened, onDamage);
+  static open(SQL: SqlJsStatic, file: string, opened: Opened, onDamage: (err: Error) => void, cacheBytes = Infinity): { db: Database; dbFile: DatabaseFile } {
+    const dbFile = DatabaseFile.prepare(file, opened, onDamage, cacheBytes);
     return { db: dbFile.adopt(SQL), dbFile };
   }
 
@@ -38,15 +38,21 @@ export class DatabaseFile {
    * The file before sql.js is ready: a paged snapshot's contents exist (and its read-ahead can
    * start, hinted chunks first) while the wasm still compiles. `adopt` then makes the database.
    */
-  static prepare(file: string, opened: Opened, onDamage: (err: Error) => void): DatabaseFile {
-    if (!opened || opened.paged.frame.size === 0) return new DatabaseFile(file, undefined, opened);
+  static prepare(file: string, opened: Opened, onDamage: (err: Error) => void, cacheBytes = Infinity): DatabaseFile {
+    if (!opened || opened.paged.frame.size === 0) {
+      // No snapshot yet (or an empty one): the database starts as new chunks, so a first import
+      // is paged and bounded like any other write, and its checkpoints write only chunks.
+      opened?.paged.frame.close();
+      return new DatabaseFile(file, new PagedContents(PagedFrame.none(file), onDamage, undefined, cacheBytes), undefined);
+    }
     const { frame, first } = opened.paged;
-    const paged = new PagedContents(frame, onDamage, first);
+    const paged = new PagedContents(frame, onDamage, first, cacheBytes);
     paged.preferChunks(readHotChunks(file, frame.chunkBytes, frame.count));
     return new DatabaseFile(file, paged, opened);
   }
 
   adopt(SQL: SqlJsStatic): Database {
+    if (this.paged && this.paged.size === 0) this.paged.set(emptyDatabase(SQL), 0);
     if (this.paged) {
       const db = adoptPaged(SQL, this.paged);
       if (db) return db;
@@ -63,12 +69,22 @@ export class DatabaseFile {
     return { paged: !!p && !p.detached, loadedChunks: p?.loadedChunks ?? 0, dirtyChunks: p?.dirtyChunks ?? 0, chunkBytes: p?.chunkBytes ?? 0, syncLoads: p?.syncLoads ?? 0, duplicateLoads: p?.duplicateLoads ?? 0 };
   }
 
+  /** The chunk cache's figures (memory_status); undefined when the database is not paged. */
+  get cache(): CacheStats | undefined {
+    return this.paged && !this.paged.detached ? this.paged.cacheStats : undefined;
+  }
+
+  /** Bytes written since the last checkpoint that only a checkpoint can release. */
+  get dirtyBytes(): number {
+    return this.paged && !this.paged.detached ? this.paged.dirtyBytes : 0;
+  }
+
   /**
    * What the paged contents can checkpoint, or undefined when the database must be exported. The
    * caller has committed: with the rollback journal in memory the file is then consistent. The
    * page count is checked against the contents' size so a resize they missed cannot go unseen.
    */
-  private capture(db: Database) {
+  private capture(db: Database, copy = true) {
     const p = this.paged;
     if (!p || p.detached || p.damage) return undefined;
     const size = Number(queryScalar(db, 'PRAGMA page_count')) * Number(queryScalar(db, 'PRAGMA page_size'));
@@ -76,7 +92,7 @@ export class DatabaseFile {
       p.detached = true;
       return undefined;
     }
-    return { paged: p, capture: p.capture() };
+    return { paged: p, capture: p.capture({ copy }) };
   }
 
   private rebase(paged: PagedContents, capture: ReturnType<PagedContents['capture']>, written: PagedFrame | undefined): void {
@@ -85,8 +101,12 @@ export class DatabaseFile {
     else paged.rebase(written, capture).close();
   }
 
+  /**
+   * A checkpoint on this thread. Nothing writes the database until it returns, so the changed
+   * chunks are compressed straight from the live ones, without a copy.
+   */
   writeSync(db: Database, exportDatabase: () => Uint8Array): void {
-    const c = this.capture(db);
+    const c = this.capture(db, false);
     if (!c) return writeSnapshot(this.file, exportDatabase());
     this.rebase(c.paged, c.capture, writeCaptureSync(this.file, c.capture));
   }
@@ -150,5 +170,19 @@ export class DatabaseFile {
   close(): void {
     this.saveHint();
     this.detach();
+  }
+}
+
+/**
+ * The bytes of a valid database holding nothing (one page), for a database that starts without a
+ * snapshot: sql.js only hands its file to the paged contents when there is something to write.
+ */
+function emptyDatabase(SQL: SqlJsStatic): Uint8Array {
+  const db = new SQL.Database();
+  try {
+    db.exec('CREATE TABLE empty (x); DROP TABLE empty; VACUUM');
+    return db.export();
+  } finally {
+    db.close();
   }
 }

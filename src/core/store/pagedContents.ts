@@ -24,13 +24,34 @@ export function ioError(message: string): Error {
   return Object.assign(new Error(message), { name: 'ErrnoError', errno: DAMAGED_READ, Sa: DAMAGED_READ });
 }
 
-/** What a checkpoint takes from the contents: per chunk either the old file's bytes or a copy of the new ones. */
+/**
+ * What a checkpoint takes from the contents: per chunk either a reference to the old file's
+ * compressed bytes (read, checked and copied one at a time as the new file is written, so a
+ * checkpoint never holds the whole file) or the new bytes: a copy, or for a checkpoint that
+ * runs before SQLite writes again, the live chunk itself.
+ */
 export interface Capture {
   size: number;
   chunkBytes: number;
-  /** The file the unchanged chunks come from. */
+  /** The file the unchanged chunks come from; it stays open until the contents are rebased. */
   frame: PagedFrame;
-  parts: ({ index: number; compressed: Buffer; hash: Buffer } | { index: number; raw: Buffer; version: number })[];
+  parts: ({ index: number; hash: Buffer } | { index: number; raw: Buffer; version: number })[];
+  /** An unchanged chunk's compressed bytes from `frame`, checked against its hash. */
+  readCompressed(index: number): Buffer;
+}
+
+/** What the contents hold and did, for memory_status and the bench. */
+export interface CacheStats {
+  /** Chunks held decompressed now, and their bytes. */
+  loadedChunks: number;
+  loadedBytes: number;
+  /** Chunks written since the last checkpoint (never evicted). */
+  dirtyChunks: number;
+  /** The most bytes held decompressed at once; Infinity when unbounded. */
+  cacheBytes: number;
+  /** Clean chunks dropped to stay within `cacheBytes`, and chunks read again after that. */
+  evictions: number;
+  reloads: number;
 }
 
 /**
@@ -53,6 +74,19 @@ export class PagedContents {
   /** The first chunk that failed its check; once set, the database must be rebuilt. */
   damage: Error | undefined;
   private readonly chunks: (Buffer | undefined)[] = [];
+  /** How many chunks `chunks` holds. */
+  private resident = 0;
+  /**
+   * Per chunk, set when it is read or written and cleared as the clock hand passes it: eviction
+   * takes the first clean chunk the hand finds cleared (the clock approximation of least recently
+   * used, at the cost of one store per access instead of reordering a list on every page read).
+   */
+  private used = new Uint8Array(0);
+  private hand = 0;
+  /** Chunks ever evicted, so a load of one counts as a reload. */
+  private evicted = new Uint8Array(0);
+  private evictions = 0;
+  private reloads = 0;
   /** Bumped on each write into a chunk; a checkpoint compares it to know what changed meanwhile. */
   private readonly versions: number[] = [];
   private readonly dirty = new Set<number>();
@@ -73,10 +107,17 @@ export class PagedContents {
     private readonly onDamage: (err: Error) => void = () => undefined,
     /** Chunk 0 when the opener already read and checked it. */
     first?: Buffer,
+    /**
+     * The most decompressed bytes held at once. Chunks read from the snapshot and not written
+     * since are dropped past it (a later read loads and checks them again from the same open
+     * file, whose bytes never change under this process); written ones stay until a checkpoint
+     * makes them clean, which the store does before they fill it (memoryBudget.ts).
+     */
+    private readonly cacheBytes = Infinity,
   ) {
     this.size = frame.size;
     this.asked = new Uint8Array(frame.count);
-    if (first && first.length === frame.rawLength(0)) this.chunks[0] = first.length === frame.chunkBytes ? first : Buffer.concat([first], frame.chunkBytes);
+    if (first && first.length === frame.rawLength(0)) this.insert(0, first.length === frame.chunkBytes ? first : Buffer.concat([first], frame.chunkBytes));
   }
 
   get chunkBytes(): number {
@@ -89,11 +130,70 @@ export class PagedContents {
   }
 
   get loadedChunks(): number {
-    return this.chunks.reduce((n, c) => n + (c ? 1 : 0), 0);
+    return this.resident;
   }
 
   get dirtyChunks(): number {
     return this.dirty.size;
+  }
+
+  /** Bytes written since the last checkpoint, counted in whole chunks (what they hold in memory). */
+  get dirtyBytes(): number {
+    return this.dirty.size * this.chunkBytes;
+  }
+
+  get cacheStats(): CacheStats {
+    return { loadedChunks: this.resident, loadedBytes: this.resident * this.chunkBytes, dirtyChunks: this.dirty.size, cacheBytes: this.cacheBytes, evictions: this.evictions, reloads: this.reloads };
+  }
+
+  /** Chunks the cache has room for now: what the read-ahead may still decompress. */
+  private get room(): number {
+    return this.cacheBytes === Infinity ? Infinity : Math.max(0, Math.floor(this.cacheBytes / this.chunkBytes) - this.resident);
+  }
+
+  /** Keeps chunk i, first dropping clean chunks while the cache is full (never i itself). */
+  private insert(i: number, data: Buffer): void {
+    if (this.chunks[i]) {
+      this.chunks[i] = data;
+      return;
+    }
+    if (this.resident >= 1 && (this.resident + 1) * this.chunkBytes > this.cacheBytes) this.evictFor(i);
+    if (i >= this.used.length) {
+      const grown = new Uint8Array(Math.max(i + 1, this.used.length * 2, 64));
+      grown.set(this.used);
+      this.used = grown;
+    }
+    this.chunks[i] = data;
+    this.used[i] = 1;
+    this.resident++;
+  }
+
+  /**
+   * Drops clean chunks, clock order, until one more fits. Clean means in the snapshot this
+   * process reads and not written since: loading it again gives the same bytes. When every held
+   * chunk is dirty nothing goes and the cache runs over until the next checkpoint.
+   */
+  private evictFor(keep: number): void {
+    const n = this.chunks.length;
+    // Two full turns: the first may only clear the marks.
+    for (let steps = 0; steps < 2 * n && (this.resident + 1) * this.chunkBytes > this.cacheBytes; steps++) {
+      const i = this.hand;
+      this.hand = i + 1 >= n ? 0 : i + 1;
+      if (i === keep || !this.chunks[i] || this.dirty.has(i) || i >= this.frame.count) continue;
+      if (this.used[i]) {
+        this.used[i] = 0;
+        continue;
+      }
+      this.chunks[i] = undefined;
+      this.resident--;
+      this.evictions++;
+      if (i >= this.evicted.length) {
+        const grown = new Uint8Array(Math.max(i + 1, this.frame.count));
+        grown.set(this.evicted);
+        this.evicted = grown;
+      }
+      this.evicted[i] = 1;
+    }
   }
 
   subarray(start: number, end: number): Uint8Array {
@@ -133,7 +233,10 @@ export class PagedContents {
       if (this.firstAsked.length < HOT_RECORDED) this.firstAsked.push(i);
     }
     const have = this.chunks[i];
-    if (have) return have;
+    if (have) {
+      this.used[i] = 1;
+      return have;
+    }
     if (this.reader) {
       this.reader.drain();
       const ready = this.chunks[i];
@@ -146,6 +249,7 @@ export class PagedContents {
       let loaded: Buffer;
       try {
         this.syncLoads++;
+        if (this.evicted[i]) this.reloads++;
         loaded = this.frame.load(i);
       } catch (err) {
         this.damage = err instanceof Error ? err : new Error(String(err));
@@ -157,7 +261,7 @@ export class PagedContents {
       data = Buffer.alloc(this.chunkBytes);
       this.dirty.add(i); // a new part of the file: the snapshot has nothing to copy for it
     }
-    this.chunks[i] = data;
+    this.insert(i, data);
     return data;
   }
 
@@ -189,7 +293,7 @@ export class PagedContents {
     const order = this.readOrder();
     for (let k = 0; k < order.length; k++) {
       const i = order[k] as number;
-      if (!wanted() || this.damage) return;
+      if (!wanted() || this.damage || this.room === 0) return;
       const frame = this.frame;
       if (this.chunks[i] || i >= frame.count) continue;
       let raw: Buffer | undefined;
@@ -204,7 +308,7 @@ export class PagedContents {
         k--; // the checkpoint closed that file: this chunk again, from the new one
         continue;
       }
-      if (!this.chunks[i] && !this.damage) this.chunks[i] = this.fullSize(raw);
+      if (!this.chunks[i] && !this.damage && this.room > 0) this.insert(i, this.fullSize(raw));
     }
   }
 
@@ -212,7 +316,8 @@ export class PagedContents {
    * The chunks not loaded yet, in the order the read-ahead takes them: the hinted ones first (what
    * an earlier process's first queries asked for, so this one's find them ready), then the rest
    * from the end: a query scanning a table reads forward from its early pages, so the two meet in
-   * the middle instead of decompressing the same chunks twice.
+   * the middle instead of decompressing the same chunks twice. No more than the cache has room
+   * for: a read-ahead past it would only evict what it read first.
    */
   private readOrder(): number[] {
     const count = this.frame.count;
@@ -226,7 +331,7 @@ export class PagedContents {
     };
     for (const i of this.hot) add(i);
     for (let i = count - 1; i >= 0; i--) add(i);
-    return order;
+    return order.length > this.room ? order.slice(0, this.room) : order;
   }
 
   /** Which chunks the read-ahead does first; set before it starts. Only an order: a wrong one costs time, never a byte. */
@@ -272,7 +377,8 @@ export class PagedContents {
       if (!wanted() || this.damage) return reader?.stop();
       if ('error' in r) return this.chunks[r.index] ? undefined : this.reportDamage(new Error(r.error));
       if (this.chunks[r.index]) this.duplicateLoads++;
-      else if (!this.damage) this.chunks[r.index] = this.fullSize(Buffer.from(r.bytes));
+      // Queries may have filled the cache meanwhile: a chunk without room is dropped, not let in to evict one they use.
+      else if (!this.damage && this.room > 0) this.insert(r.index, this.fullSize(Buffer.from(r.bytes)));
     };
     const reader = ChunkReader.start(frame.file, (fd) => frame.sameFileAs(fd), jobs, accept);
     if (!reader) return false;
@@ -301,7 +407,8 @@ export class PagedContents {
    * (no transaction open): unchanged chunks as the old file's compressed bytes (checked), changed
    * ones copied, so SQLite may go on writing while they are compressed elsewhere.
    */
-  capture(): Capture {
+  capture(options: { copy?: boolean } = {}): Capture {
+    const copy = options.copy ?? true;
     const cb = this.chunkBytes;
     const count = Math.ceil(this.size / cb);
     const parts: Capture['parts'] = [];
@@ -309,15 +416,17 @@ export class PagedContents {
       const rawLength = Math.min(cb, this.size - i * cb);
       const chunk = this.chunks[i];
       if (chunk && (this.dirty.has(i) || i >= this.frame.count || this.frame.rawLength(i) !== rawLength)) {
-        parts.push({ index: i, raw: Buffer.from(chunk.subarray(0, rawLength)), version: this.versions[i] ?? 0 });
+        const raw = chunk.subarray(0, rawLength);
+        parts.push({ index: i, raw: copy ? Buffer.from(raw) : raw, version: this.versions[i] ?? 0 });
       } else if (i < this.frame.count && this.frame.rawLength(i) === rawLength) {
         const e = this.frame.entries[i];
-        parts.push({ index: i, compressed: this.readCompressed(i), hash: Buffer.from(e?.hash ?? []) });
+        parts.push({ index: i, hash: Buffer.from(e?.hash ?? []) });
       } else {
         parts.push({ index: i, raw: Buffer.alloc(rawLength), version: this.versions[i] ?? 0 });
       }
     }
-    return { size: this.size, chunkBytes: cb, frame: this.frame, parts };
+    const frame = this.frame;
+    return { size: this.size, chunkBytes: cb, frame, parts, readCompressed: (i) => (frame === this.frame ? this.readCompressed(i) : frame.readCompressed(i)) };
   }
 
   /**

@@ -100,7 +100,12 @@ export function encodePagedSync(data: Uint8Array, chunkBytes = PAGED_CHUNK_BYTES
 }
 
 function readExactly(fd: number, length: number, position: number): Buffer {
-  const buf = Buffer.allocUnsafe(length);
+  return readExactlyInto(Buffer.allocUnsafe(length), fd, length, position);
+}
+
+/** `length` bytes at `position` into the start of `buf`; returns that part of it. */
+function readExactlyInto(into: Buffer, fd: number, length: number, position: number): Buffer {
+  const buf = into.subarray(0, length);
   let done = 0;
   while (done < length) {
     const n = fs.readSync(fd, buf, done, length - done, position + done);
@@ -128,6 +133,13 @@ export class PagedFrame {
     /** The header's own hash: names this exact file, so a writer can tell its file from another's. */
     readonly headerHash: Buffer,
   ) {}
+
+  /** No file yet (a new store, a rebuild): every chunk is new, and the first checkpoint writes the file. */
+  static none(file: string, chunkBytes = PAGED_CHUNK_BYTES): PagedFrame {
+    const frame = new PagedFrame(file, -1, 0, chunkBytes, [], Buffer.alloc(HASH));
+    frame.closed = true;
+    return frame;
+  }
 
   /** Reads and checks the header of the file open at `fd` (which it then owns); throws a plain Error describing damage. */
   static fromFd(file: string, fd: number): PagedFrame {
@@ -179,10 +191,21 @@ export class PagedFrame {
     return payload;
   }
 
-  /** The chunk's database bytes; throws when the chunk is damaged. */
+  /**
+   * The chunk's database bytes; throws when the chunk is damaged. The compressed bytes are read
+   * into one buffer kept for the purpose: under a memory budget chunks are loaded again and again,
+   * and a fresh buffer per load is garbage the collector frees only in large steps.
+   */
   load(i: number): Buffer {
-    return this.checkLength(i, brotliDecompressSync(this.readCompressed(i), this.decompressOptions(i)));
+    if (this.closed) throw new Error('the snapshot file was closed');
+    const e = this.entry(i);
+    if (this.scratch.length < e.length) this.scratch = Buffer.allocUnsafeSlow(Math.max(e.length, 2 * this.scratch.length));
+    const payload = readExactlyInto(this.scratch, this.fd, e.length, e.at);
+    if (!sha256(payload).equals(e.hash)) throw new Error(`the checksum does not match (chunk ${i})`);
+    return this.checkLength(i, brotliDecompressSync(payload, this.decompressOptions(i)));
   }
+
+  private scratch = Buffer.alloc(0);
 
   /**
    * The same with the read, hash and decompression on the thread pool; undefined when the frame

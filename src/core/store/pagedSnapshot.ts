@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import type { Capture } from './pagedContents';
-import { compressChunk, compressChunkSync, encodePaged, encodePagedSync, PagedFrame, pagedHeader, sha256 } from './pagedFrame';
+import { compressChunk, compressChunkSync, encodePaged, encodePagedSync, PagedFrame } from './pagedFrame';
+import { SnapshotWriter } from './snapshotWriter';
 import { replaceFileDurably } from './durableFile';
 
 /** The checked first chunk of a freshly opened frame, handed on so it is not read twice. */
@@ -63,13 +64,11 @@ export function decodePagedFile(file: string, fd: number): Buffer {
 }
 
 /**
- * Writes the parts as the snapshot and opens the file written, so the database reads its chunks
- * from there on. Undefined when another process renamed its own file over ours in between (the
- * header hash tells them apart): the caller then keeps reading the file it had.
+ * Opens the file just renamed to `file`, so the database reads its chunks from there on.
+ * Undefined when another process renamed its own file over ours in between (the header hash
+ * tells them apart): the caller then keeps reading the file it had.
  */
-function writeAndReopen(file: string, parts: Buffer[]): PagedFrame | undefined {
-  const header = parts[0] ?? Buffer.alloc(0);
-  replaceFileDurably(file, Buffer.concat(parts));
+function reopenWritten(file: string, headerHash: Buffer): PagedFrame | undefined {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -78,7 +77,7 @@ function writeAndReopen(file: string, parts: Buffer[]): PagedFrame | undefined {
   }
   try {
     const frame = PagedFrame.fromFd(file, fd);
-    if (frame.headerHash.equals(header.subarray(header.length - 32))) return frame;
+    if (frame.headerHash.equals(headerHash)) return frame;
     frame.close();
   } catch {
     // Someone else's file, or damaged after the rename: not ours to read from.
@@ -96,33 +95,60 @@ export async function writePagedSnapshotInBackground(file: string, data: Uint8Ar
   if (stillWanted()) replaceFileDurably(file, Buffer.concat(parts));
 }
 
-function assemble(capture: Capture, compressed: Map<number, Buffer>): Buffer[] {
-  const chunks = capture.parts.map((p) => {
-    if ('compressed' in p) return { bytes: p.compressed, hash: p.hash };
-    const bytes = compressed.get(p.index) ?? Buffer.alloc(0);
-    return { bytes, hash: sha256(bytes) };
-  });
-  return [pagedHeader(capture.size, capture.chunkBytes, chunks.map((c) => ({ length: c.bytes.length, hash: c.hash }))), ...chunks.map((c) => c.bytes)];
-}
-
-/** A checkpoint from paged contents: only the changed chunks are compressed. */
+/**
+ * A checkpoint from paged contents: only the changed chunks are compressed, the others copied
+ * from the old file one at a time; the new file is written chunk by chunk (snapshotWriter.ts),
+ * so what this holds at once is one chunk, never the file.
+ */
 export function writeCaptureSync(file: string, capture: Capture): PagedFrame | undefined {
-  const compressed = new Map<number, Buffer>();
-  for (const p of capture.parts) if ('raw' in p) compressed.set(p.index, compressChunkSync(p.raw));
-  return writeAndReopen(file, assemble(capture, compressed));
+  const out = new SnapshotWriter(file, capture.size, capture.chunkBytes, capture.parts.length);
+  try {
+    for (const p of capture.parts) {
+      if ('raw' in p) out.add(compressChunkSync(p.raw));
+      else out.add(capture.readCompressed(p.index), p.hash);
+    }
+    return reopenWritten(file, out.commit());
+  } finally {
+    out.abandon();
+  }
 }
 
-/** The same, compressing on the thread pool two chunks at a time (an idle checkpoint leaves the rest to the host). */
+/**
+ * The same, compressing on the thread pool `parallel` chunks at a time (an idle checkpoint leaves
+ * the rest to the host), each written as soon as it and those before it are done. Undefined, and
+ * nothing renamed, once `stillWanted` says a newer checkpoint has landed.
+ */
 export async function writeCapture(file: string, capture: Capture, stillWanted: () => boolean, parallel = 2): Promise<PagedFrame | undefined> {
-  const raw = capture.parts.filter((p): p is Extract<Capture['parts'][number], { raw: Buffer }> => 'raw' in p);
-  const compressed = new Map<number, Buffer>();
-  let next = 0;
-  const worker = async () => {
-    for (let k = next++; k < raw.length; k = next++) {
-      const p = raw[k];
-      if (p) compressed.set(p.index, await compressChunk(p.raw));
+  const out = new SnapshotWriter(file, capture.size, capture.chunkBytes, capture.parts.length);
+  try {
+    const pending = new Map<number, Promise<Buffer>>();
+    const parts = capture.parts;
+    let ahead = 0;
+    const start = (k: number) => {
+      const p = parts[k];
+      if (!p || !('raw' in p)) return;
+      const compressing = compressChunk(p.raw);
+      compressing.catch(() => undefined); // awaited below unless the checkpoint is dropped first
+      pending.set(k, compressing);
+    };
+    for (let k = 0; k < parts.length; k++) {
+      for (; ahead < parts.length && ahead < k + parallel; ahead++) start(ahead);
+      const p = parts[k];
+      if (!p) continue;
+      if ('raw' in p) {
+        const compressed = await (pending.get(k) as Promise<Buffer>);
+        pending.delete(k);
+        if (!stillWanted()) return undefined;
+        out.add(compressed);
+      } else {
+        // Checked right before the read: a newer checkpoint may have closed the file it reads.
+        if (!stillWanted()) return undefined;
+        out.add(capture.readCompressed(p.index), p.hash);
+      }
     }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, raw.length)) }, worker));
-  return stillWanted() ? writeAndReopen(file, assemble(capture, compressed)) : undefined;
+    if (!stillWanted()) return undefined;
+    return reopenWritten(file, out.commit());
+  } finally {
+    out.abandon();
+  }
 }

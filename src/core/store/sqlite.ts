@@ -103,15 +103,21 @@ export class Conditions {
 
 /**
  * sql.js's default page cache is 2 MB; common-word searches over a large index re-read the
- * same FTS segments, and a 64 MB cache cut their time by about a quarter in the bench.
+ * same FTS segments, and a 64 MB cache cut their time by about a quarter in the bench. The cache
+ * lives in sql.js's wasm heap, which never shrinks, so it is the memory budget's share of it
+ * (memoryBudget.ts: 64 MB from a 1.25 GB budget, 25 MB at the default 512 MB). Temporary tables
+ * and sorts stay in memory too (temp_store = MEMORY): spilled to a temp "file" they would land in
+ * sql.js's in-memory file system, which grows a file by copying it whole, and no query of the
+ * store sorts more than a page of hits (the search tools cap `top_k`).
  * The database lives in sql.js's in-memory file system and is never the durable copy (the
  * journal is), so its rollback journal can live in memory too: a small transaction took
  * 0.06 ms instead of 0.16 ms, and ROLLBACK and savepoints work the same. No other connection
  * ever opens that file, so the connection keeps its lock instead of taking and checking it
  * around every statement: 19–33 µs per statement became 3 µs (a search runs several).
  */
-export function tuneConnection(db: Database): void {
-  db.exec('PRAGMA cache_size = -65536');
+export function tuneConnection(db: Database, cacheBytes = 64 * 1024 * 1024): void {
+  db.exec(`PRAGMA cache_size = -${Math.max(1024, Math.floor(cacheBytes / 1024))}`);
+  db.exec('PRAGMA temp_store = MEMORY');
   // What a row held is zeroed when it is deleted or overwritten, so the snapshot a process exports
   // (free pages included) never carries text a person forgot, or an older copy of any row.
   db.exec('PRAGMA secure_delete = ON');

@@ -12,9 +12,10 @@ import { loadStore, OFFSET_KEY, PROBLEMS_KEY, STORE_FILES as FILES, type OpenAtt
 import { DatabaseFile } from './databaseFile';
 import { BatchTransaction } from './batchTransaction';
 import { SealScheduler } from './sealScheduler';
-import { Compactor, type CompactResult } from './compaction';
+import { compactionPeakBytes, Compactor, type CompactResult } from './compaction';
 import { openPagedFrame } from './pagedSnapshot';
-import { loadSqlJs, queryScalar, tuneConnection as tune, type Database } from './sqlite';
+import { loadSqlJs, queryScalar, tuneConnection, type Database } from './sqlite';
+import { BUDGET_ENV, memoryBudget, processMemory, type MemoryBudget } from './memoryBudget';
 
 export type { StoreOptions } from './storeOpen';
 
@@ -69,6 +70,7 @@ export class Store {
     readonly writable: boolean,
   ) {
     this.blobs = new BlobStore(path.join(home, FILES.blobs));
+    this.budget = memoryBudget(options.memoryBudgetMb);
     this.appliers = new Map(options.modules.flatMap((m) => Object.entries(m.appliers)));
     this.sealer = new SealScheduler(journal, lock, options.sealBytes ?? SEAL_BYTES, () => this.snapshotOffset, (w) => this.warnOnce(w));
     this.compactor = new Compactor({
@@ -77,6 +79,7 @@ export class Store {
       wasmPath: options.wasmPath,
       workerPath: options.compactWorkerPath ?? path.join(path.dirname(options.wasmPath), 'compactWorker.js'),
       minBytes: options.compactMinBytes,
+      cacheBytes: this.budget.chunkCacheBytes,
       lock,
       now: () => this.now,
       swapped: () => this.reopenSnapshot(),
@@ -84,6 +87,9 @@ export class Store {
   }
 
   private readonly compactor: Compactor;
+
+  /** What this process may hold (memoryBudget.ts): the chunk cache, unsaved writes, SQLite's cache. */
+  readonly budget: MemoryBudget;
 
   private readonly appliers: Map<string, (db: Database, op: Operation) => void>;
 
@@ -193,6 +199,7 @@ export class Store {
         this.offset,
         (op, end) => {
           this.applyOne(op);
+          if (this.underPressure()) this.checkpointMidReplay(end);
           if (progress && end - told >= step) {
             told = end;
             progress(end, total);
@@ -265,9 +272,81 @@ export class Store {
       }
       return decision;
     });
-    if (result.op) this.scheduleCheckpoint();
+    if (result.op) {
+      if (this.underPressure()) this.checkpointUnderPressure();
+      this.scheduleCheckpoint();
+    }
     return result.result;
   }
+
+  /** Written-but-unsaved chunks past their share of the budget: only a checkpoint lets them go. */
+  private underPressure(): boolean {
+    return this.writable && !this.sawUnknownOp && this.dbFile.dirtyBytes >= this.budget.dirtyBytes;
+  }
+
+  /**
+   * A checkpoint now, on this thread, because unsaved writes fill their share of the memory
+   * budget (an import, a large replay): afterwards their chunks are the new snapshot's, clean and
+   * evictable. The journal is flushed first: an import's lines may still wait for their
+   * background fdatasync, and a snapshot must never cover a line the disk could still lose.
+   */
+  private checkpointUnderPressure(): void {
+    this.journal.syncNow();
+    this.checkpoint();
+    this.pressureCheckpoints++;
+  }
+
+  /** Inside a replay (refresh): commits what was applied up to `covered` and saves it the same way, then replays on. */
+  private checkpointMidReplay(covered: number): void {
+    const db = this.database;
+    writeMeta(db, OFFSET_KEY, String(covered));
+    writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
+    this.batch.commitMidway(db, () => {
+      this.journal.syncNow();
+      this.snapshotGeneration++;
+      this.dbFile.writeSync(db, () => this.exportDatabase());
+      this.snapshotOffset = covered;
+      this.schemaUnsaved = false;
+      this.pressureCheckpoints++;
+    });
+  }
+
+  /** Checkpoints taken because unsaved writes filled their share of the budget. */
+  private pressureCheckpoints = 0;
+
+  /**
+   * memory_status's `memory`: the budget, this process's resident memory now and at its peak,
+   * and what the snapshot cache holds.
+   */
+  memoryStatus() {
+    const MB = 1024 * 1024;
+    const mb = (n: number) => Math.round((n / MB) * 10) / 10;
+    const { rss, peakRss } = processMemory();
+    const usage = process.memoryUsage();
+    const cache = this.dbFile.cache;
+    return {
+      budget_mb: mb(this.budget.budgetBytes),
+      budget_source: this.budget.source,
+      rss_mb: mb(rss),
+      peak_rss_mb: mb(peakRss),
+      // Of the RSS: the JS heap, and the memory of buffers outside it (the chunk cache among them; sql.js's wasm heap is one of them).
+      js_heap_mb: mb(usage.heapUsed),
+      buffers_mb: mb(usage.arrayBuffers),
+      cache: {
+        limit_mb: mb(this.budget.chunkCacheBytes),
+        held_mb: mb(cache?.loadedBytes ?? 0),
+        unsaved_mb: mb(cache ? cache.dirtyChunks * (this.dbFile.stats.chunkBytes || 0) : 0),
+        evictions: cache?.evictions ?? 0,
+        reloads: cache?.reloads ?? 0,
+        pressure_checkpoints: this.pressureCheckpoints,
+      },
+      sqlite_cache_mb: mb(this.budget.sqliteCacheBytes),
+      ...(this.compactionSkipped ? { compaction: this.compactionSkipped } : {}),
+    };
+  }
+
+  /** Why the last compaction due was not run (it would not fit the budget), for memory_status. */
+  private compactionSkipped: string | undefined;
 
   /**
    * `commit` for a caller with more writes queued behind this one (an import of many files):
@@ -353,6 +432,13 @@ export class Store {
    * checkpoint) never does.
    */
   async compact(background = false): Promise<CompactResult> {
+    const needed = compactionPeakBytes(this.databaseBytes());
+    if (needed > this.budget.budgetBytes) {
+      const MB = 1024 * 1024;
+      this.compactionSkipped = `not run: compacting this ${Math.round(this.databaseBytes() / MB)} MB database needs about ${Math.round(needed / MB)} MB in its process, over the ${Math.round(this.budget.budgetBytes / MB)} MB memory budget (${BUDGET_ENV} or recollect.memory.budgetMb); the store works the same without it, a fresh process's first search reads more of the snapshot`;
+      this.warnOnce(`compaction ${this.compactionSkipped}`);
+      return { ok: false, reason: `compaction ${this.compactionSkipped}`, wallMs: 0 };
+    }
     const result = await this.compactor.compact(background);
     if (!result.ok && result.reason.startsWith('compaction failed')) this.warnOnce(result.reason);
     return result;
@@ -373,7 +459,7 @@ export class Store {
     this.commitBatch();
     const file = path.join(this.home, FILES.snapshot);
     const opened = { paged: openPagedFrame(file, fs.openSync(file, 'r')) };
-    const { db, dbFile } = DatabaseFile.open(SQL, file, opened, (err) => this.snapshotDamaged(err));
+    const { db, dbFile } = DatabaseFile.open(SQL, file, opened, (err) => this.snapshotDamaged(err), this.budget.chunkCacheBytes);
     this.snapshotGeneration++; // a background checkpoint of the old database must not land
     this.replaceDatabase(db, dbFile);
     this.snapshotOffset = Number(readMeta(db, OFFSET_KEY) ?? '0');
@@ -388,7 +474,7 @@ export class Store {
   private replaceDatabase(db: Database, dbFile?: DatabaseFile): void {
     const old = { database: this.database, dbFile: this.dbFile, offset: this.offset, skippedLines: this.skippedLines, schemaUnsaved: this.schemaUnsaved };
     try {
-      tune(db);
+      this.tune(db);
       this.schemaUnsaved = migrate(db, this.options.modules) > 0 || this.schemaUnsaved;
       this.database = db;
       if (dbFile) this.dbFile = dbFile;
@@ -424,7 +510,7 @@ export class Store {
     this.commitBatch();
     // sql.js export closes and reopens the connection; nothing else must hold statements now.
     const data = this.database.export();
-    tune(this.database); // export() reopened the connection with default settings
+    this.tune(this.database); // export() reopened the connection with default settings
     return data;
   }
 
@@ -441,8 +527,9 @@ export class Store {
       } catch {
         // It cannot commit when its file is damaged; it is replaced either way.
       }
-      this.replaceDatabase(new SQL.Database());
-      this.dbFile.detach();
+      // A paged database of new chunks, so the replay is bounded by checkpoints under pressure as an import is.
+      const dbFile = DatabaseFile.prepare(path.join(this.home, FILES.snapshot), undefined, (err) => this.snapshotDamaged(err), this.budget.chunkCacheBytes);
+      this.replaceDatabase(dbFile.adopt(SQL), dbFile);
       this.snapshotOffset = -1;
       this.checkpoint();
       return { journalBytes: this.offset, skippedLines: this.skippedLines };
@@ -518,6 +605,10 @@ export class Store {
       this.skippedLines++;
       this.warnings.push(`journal operation "${op.op}" failed to apply: ${(err as Error).message}`);
     }
+  }
+
+  private tune(db: Database): void {
+    tuneConnection(db, this.budget.sqliteCacheBytes);
   }
 
   private warnOnce(message: string): void {

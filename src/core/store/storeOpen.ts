@@ -6,6 +6,7 @@ import { ANALYSIS_KEY, migrate, readMeta, type StoreModule } from './schema';
 import { DatabaseFile } from './databaseFile';
 import { openSnapshot, setAside } from './snapshot';
 import { loadSqlJs, tuneConnection as tune, type Database } from './sqlite';
+import { memoryBudget } from './memoryBudget';
 import { prepareHome } from './storeHome';
 import { removeDeadTemps } from './strayTemps';
 
@@ -42,6 +43,8 @@ export interface StoreOptions {
    * most every 1% and at the end. The CLI prints it to stderr; the extension shows it.
    */
   onReplayProgress?: (doneBytes: number, totalBytes: number) => void;
+  /** The `recollect.memory.budgetMb` setting; RECOLLECT_MEMORY_BUDGET_MB wins over it (memoryBudget.ts). */
+  memoryBudgetMb?: number;
   now?: () => number;
 }
 
@@ -108,7 +111,8 @@ export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Pr
     const aside = setAside(snapshotFile, (options.now ?? Date.now)(), err instanceof SnapshotFormatError ? 'old-format' : 'corrupt');
     warnings.push(`${err.message}. It was kept at ${aside} and the memory was rebuilt from the journal.`);
   }
-  const dbFile = DatabaseFile.prepare(snapshotFile, opened, (err) => (attempt.onDamage ? attempt.onDamage(err) : (attempt.damaged ??= err)));
+  const budget = memoryBudget(options.memoryBudgetMb);
+  const dbFile = DatabaseFile.prepare(snapshotFile, opened, (err) => (attempt.onDamage ? attempt.onDamage(err) : (attempt.damaged ??= err)), budget.chunkCacheBytes);
   attempt.dbFile = dbFile;
   // The worker decompresses the chunks the last process's first queries asked for while the wasm
   // compiles and the journal is replayed here, so this process's first query finds them ready.
@@ -122,13 +126,13 @@ export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Pr
     db.close();
     dbFile.close();
     opened = undefined;
-    dbFileNow = DatabaseFile.prepare(snapshotFile, undefined, (err) => (attempt.onDamage ? attempt.onDamage(err) : (attempt.damaged ??= err)));
+    dbFileNow = DatabaseFile.prepare(snapshotFile, undefined, (err) => (attempt.onDamage ? attempt.onDamage(err) : (attempt.damaged ??= err)), budget.chunkCacheBytes);
     attempt.dbFile = dbFileNow;
     db = dbFileNow.adopt(await sqlJs);
   }
   const reindexed = dbFileNow !== dbFile;
   try {
-    tune(db);
+    tune(db, budget.sqliteCacheBytes);
     // A migration on an existing snapshot (a new index over a large store) must be saved, or
     // every open until the next checkpoint would run it again.
     const schemaUnsaved = (migrate(db, options.modules) > 0 && opened !== undefined) || reindexed;

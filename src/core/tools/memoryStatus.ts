@@ -12,6 +12,24 @@ const output = z.object({
     home: z.string(),
     journal_problems: z.number(),
   }),
+  memory: z.object({
+    budget_mb: z.number(),
+    budget_source: z.enum(['environment', 'setting', 'default']),
+    rss_mb: z.number(),
+    peak_rss_mb: z.number(),
+    js_heap_mb: z.number(),
+    buffers_mb: z.number(),
+    cache: z.object({
+      limit_mb: z.number(),
+      held_mb: z.number(),
+      unsaved_mb: z.number(),
+      evictions: z.number(),
+      reloads: z.number(),
+      pressure_checkpoints: z.number(),
+    }),
+    sqlite_cache_mb: z.number(),
+    compaction: z.string().optional(),
+  }),
   warnings: z.array(z.string()),
   embeddings: z.union([z.object({
     error: z.string().optional(),
@@ -76,7 +94,7 @@ export const memoryStatusTool = defineTool({
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
   output,
   description:
-    'Counts of notes (Markdown files in the vault), entries (day-log entries), chunks (what the keyword index holds for them), entities and facts (superseded values included, current_facts separately), retired memories, whether semantic search can answer now (`semantic`, with the reason when it cannot; the model is asked first), `embeddings` (the model and provider, and how far indexing has got: indexed of total, per corpus memory and history), the vault folder with `stale` / `changed_files`, any store warnings a person should know about, and `store_owner`: the process that holds the database (pid, kind) and whether the calling process is it or its client. Takes no arguments.',
+    'Counts of notes (Markdown files in the vault), entries (day-log entries), chunks (what the keyword index holds for them), entities and facts (superseded values included, current_facts separately), retired memories, whether semantic search can answer now (`semantic`, with the reason when it cannot; the model is asked first), `embeddings` (the model and provider, and how far indexing has got: indexed of total, per corpus memory and history), the vault folder with `stale` / `changed_files`, `memory` (the memory budget of the process that holds the database and where it was set, that process\'s RSS now and at its peak, and what its snapshot cache holds, evicted and checkpointed), any store warnings a person should know about, and `store_owner`: the process that holds the database (pid, kind) and whether the calling process is it or its client. Takes no arguments.',
   input: z.strictObject({}),
   run: async (_input, services, ctx) => {
     const role = ctx.store ?? services.storeRole?.();

@@ -1,0 +1,61 @@
+/**
+ * How much memory one Recollect process may use (RSS), and how the store shares it out. The
+ * budget covers the whole process; the store controls three parts of it, each a fixed share so
+ * that their sum leaves room for what it does not control (Node itself, sql.js's compiled wasm,
+ * the JS heap of a request, an embedding model where semantic recall is on):
+ * - the snapshot chunks held decompressed (pagedContents.ts): clean ones are evicted, least
+ *   recently used first, and the read-ahead stops while the cache is full;
+ * - bytes written since the last checkpoint: past their share the store checkpoints, after which
+ *   they are clean chunks like the others;
+ * - SQLite's own page cache, inside sql.js's wasm heap.
+ */
+export interface MemoryBudget {
+  /** The whole process's budget, bytes. */
+  budgetBytes: number;
+  /** Decompressed snapshot chunks held at once (clean and dirty together). */
+  chunkCacheBytes: number;
+  /** Written-but-unsaved bytes that make the store checkpoint. */
+  dirtyBytes: number;
+  /** SQLite's page cache (PRAGMA cache_size, in KiB when negative). */
+  sqliteCacheBytes: number;
+  /** Where the figure came from. */
+  source: 'environment' | 'setting' | 'default';
+}
+
+export const DEFAULT_BUDGET_MB = 512;
+/** Below this a process cannot even hold Node and sql.js with room for one query. */
+export const MIN_BUDGET_MB = 64;
+export const BUDGET_ENV = 'RECOLLECT_MEMORY_BUDGET_MB';
+
+const CHUNK_CACHE_SHARE = 0.3;
+const DIRTY_SHARE = 0.125;
+const SQLITE_CACHE_SHARE = 0.05;
+/** More page cache than this stopped paying off in the bench's searches (sqlite.ts). */
+const SQLITE_CACHE_MAX = 64 * 1024 * 1024;
+
+const MB = 1024 * 1024;
+
+/**
+ * The budget from `RECOLLECT_MEMORY_BUDGET_MB`, else the `recollect.memory.budgetMb` setting
+ * (the extension passes it), else 512 MB; a figure that is not a number is ignored, one below
+ * 64 MB is raised to it.
+ */
+export function memoryBudget(settingMb?: number, env: NodeJS.ProcessEnv = process.env): MemoryBudget {
+  const fromEnv = Number(env[BUDGET_ENV]);
+  const [mb, source]: [number, MemoryBudget['source']] =
+    env[BUDGET_ENV] && Number.isFinite(fromEnv) && fromEnv > 0 ? [fromEnv, 'environment'] : settingMb !== undefined && Number.isFinite(settingMb) && settingMb > 0 ? [settingMb, 'setting'] : [DEFAULT_BUDGET_MB, 'default'];
+  const budgetBytes = Math.max(MIN_BUDGET_MB, mb) * MB;
+  return {
+    budgetBytes,
+    chunkCacheBytes: Math.floor(budgetBytes * CHUNK_CACHE_SHARE),
+    dirtyBytes: Math.floor(budgetBytes * DIRTY_SHARE),
+    sqliteCacheBytes: Math.min(SQLITE_CACHE_MAX, Math.floor(budgetBytes * SQLITE_CACHE_SHARE)),
+    source,
+  };
+}
+
+/** This process's resident memory now and at its peak (Linux's VmHWM; elsewhere the peak Node reports), bytes. */
+export function processMemory(): { rss: number; peakRss: number } {
+  const rss = process.memoryUsage.rss();
+  return { rss, peakRss: Math.max(rss, process.resourceUsage().maxRSS * 1024) };
+}
