@@ -42,6 +42,7 @@ async function freePort(): Promise<number> {
 }
 
 export async function startPostgres(): Promise<PostgresServer> {
+  if (!postgresAvailable()) throw new Error(`PostgreSQL 15 is missing (${BIN}/initdb): apt-get install postgresql (scripts/test.sh does it)`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-pg-'));
   const data = path.join(dir, 'data');
   const pwfile = path.join(dir, 'pw');
