@@ -11,6 +11,8 @@ const ADMIN_PASSWORD = 'admin-secret';
 /** A real PostgreSQL 15 server in a temp folder, on a loopback port, for one test file. */
 export interface PostgresServer {
   port: number;
+  /** The server's data folder (postmaster.pid names its main process). */
+  data: string;
   /** postgres://user@127.0.0.1:port/postgres (no password: give it through PGPASSWORD or the client). */
   url(user: string): string;
   admin(): Promise<Client>;
@@ -41,7 +43,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<PostgresServer> {
+/** `durable`: the server's own fsync on (the bench measures with it; tests do not need it). */
+export async function startPostgres(opts: { durable?: boolean } = {}): Promise<PostgresServer> {
   if (!postgresAvailable()) throw new Error(`PostgreSQL 15 is missing (${BIN}/initdb): apt-get install postgresql (scripts/test.sh does it)`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-pg-'));
   const data = path.join(dir, 'data');
@@ -57,7 +60,8 @@ export async function startPostgres(): Promise<PostgresServer> {
   const port = await freePort();
   const log = path.join(dir, 'server.log');
   // fsync off: the server's own durability is not what these tests are about, and it is slow on a shared disk.
-  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60`;
+  const fast = opts.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=60${fast}`;
   const start = () => asServerUser(path.join(BIN, 'pg_ctl'), ['-D', data, '-l', log, '-o', options, '-w', '-t', '60', 'start']);
   const stop = () => {
     try {
@@ -69,6 +73,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   start();
   return {
     port,
+    data,
     url: (user) => `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/postgres`,
     admin: async () => {
       const c = new Client({ host: '127.0.0.1', port, user: 'postgres', password: ADMIN_PASSWORD, database: 'postgres' });
