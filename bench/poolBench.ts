@@ -11,6 +11,8 @@ import type { BenchContext } from './context';
 import { heading, median, ms, note, nowMs, percentile, progress, result } from './stats';
 
 const TEAM = 'bench';
+/** The ten-machine simulation's own team, so its stores start level instead of pulling the earlier figures' backlog. */
+const SIM_TEAM = 'sim';
 const MACHINES = 10;
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
 const password = (i: number) => `bench-pw-${i}`;
@@ -30,13 +32,14 @@ export async function runPoolSection(ctx: BenchContext): Promise<void> {
   const pg = await startPostgres({ durable: true });
   try {
     const admin = await pg.admin();
-    await setupPoolServer(admin, [{ team: TEAM, members: Array.from({ length: MACHINES }, (_, i) => ({ user: `m${i}`, password: password(i) })) }]);
+    const members = Array.from({ length: MACHINES }, (_, i) => ({ user: `m${i}`, password: password(i) }));
+    await setupPoolServer(admin, [{ team: TEAM, members }, { team: SIM_TEAM, members }]);
     await admin.end();
-    const open = async (i: number, live: boolean): Promise<Machine> => {
+    const open = async (i: number, live: boolean, team = TEAM): Promise<Machine> => {
       const home = path.join(ctx.tmp, `pool-${i}-${Math.random().toString(36).slice(2, 8)}`);
       fs.mkdirSync(home, { recursive: true });
       const services = await openServices({ home, wasmPath: ctx.wasm });
-      const pool = new PoolClient(services.store, { url: pg.url(`m${i}`), team: TEAM, password: password(i) }, new PoolStateFile(home));
+      const pool = new PoolClient(services.store, { url: pg.url(`m${i}`), team, password: password(i) }, new PoolStateFile(home));
       if (live) pool.start();
       return { services, pool };
     };
@@ -95,8 +98,8 @@ export async function runPoolSection(ctx: BenchContext): Promise<void> {
 }
 
 /** Ten live stores, each writing at a steady rate: every write's arrival at the nine others, and the server's work. */
-async function tenMachines(ctx: BenchContext, pg: PostgresServer, open: (i: number, live: boolean) => Promise<Machine>, close: (...m: Machine[]) => Promise<void>): Promise<void> {
-  const ms10 = await Promise.all(Array.from({ length: MACHINES }, (_, i) => open(i, true)));
+async function tenMachines(ctx: BenchContext, pg: PostgresServer, open: (i: number, live: boolean, team?: string) => Promise<Machine>, close: (...m: Machine[]) => Promise<void>): Promise<void> {
+  const ms10 = await Promise.all(Array.from({ length: MACHINES }, (_, i) => open(i, true, SIM_TEAM)));
   await until(() => ms10.every((m) => m.pool.current.state === 'connected'), 20_000);
   const seconds = ctx.arg('pool-sim-seconds', 10);
   const perSecond = ctx.arg('pool-sim-rate', 5);
@@ -126,7 +129,7 @@ async function tenMachines(ctx: BenchContext, pg: PostgresServer, open: (i: numb
     for (let k = 0; k < seconds * perSecond; k++) {
       const subject = `sim-${i}-${k}`;
       written.set(subject, nowMs());
-      await m.services.memory.remember({ subject, predicate: 'is', object: `v${k}`, statement: `simulated write ${k} of machine ${i}`, scope: `team:${TEAM}` }, 'bench');
+      await m.services.memory.remember({ subject, predicate: 'is', object: `v${k}`, statement: `simulated write ${k} of machine ${i}`, scope: `team:${SIM_TEAM}` }, 'bench');
       await sleep(1000 / perSecond);
     }
   }));

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Client } from 'pg';
 import { isRefusal, refuse, type Refusal } from '../refusal';
 import type { Store } from '../store/store';
-import { pulledSeq, alreadyApplied, type PoolPulled, type PulledOperation } from './poolSchema';
+import { appliedAmong, pulledSeq, type PoolPulled, type PulledOperation } from './poolSchema';
 import { pgConnection } from './poolConfig';
 import { poolProblem } from './poolRefusal';
 import { teamRole } from './poolServer';
@@ -259,7 +259,8 @@ export class PoolClient {
       const upTo = (ops[ops.length - 1] as PulledOperation).seq;
       applied += await this.store.commit((db) => {
         // Decided under the store's lock: another process of this machine may have pulled them already.
-        const fresh = ops.filter((o) => !alreadyApplied(db, o.id));
+        const known = appliedAmong(db, ops.map((o) => o.id));
+        const fresh = ops.filter((o) => !known.has(o.id));
         if (!fresh.length && upTo <= pulledSeq(db, team)) return { result: 0 };
         const op: PoolPulled = { op: 'pool.pulled', at: this.store.now, team, upTo, ops: fresh };
         return { op, result: fresh.length };

@@ -1,6 +1,6 @@
 import type { Operation } from '../store/journal';
 import type { Applier, StoreModule } from '../store/schema';
-import { queryScalar, type Database } from '../store/sqlite';
+import { queryRows, queryScalar, type Database } from '../store/sqlite';
 
 /** One operation another machine pushed to the pool, as the pool numbered it. */
 export interface PulledOperation {
@@ -36,8 +36,14 @@ export function pulledSeq(db: Database, team: string): number {
   return Number(queryScalar(db, 'SELECT pulled_seq FROM pool_cursor WHERE team = ?', [team]) ?? 0);
 }
 
-export function alreadyApplied(db: Database, opId: string): boolean {
-  return queryScalar(db, 'SELECT 1 FROM pool_applied WHERE op_id = ?', [opId]) !== undefined;
+/** Which of `ids` this store has applied already (one query per 500 ids). */
+export function appliedAmong(db: Database, ids: readonly string[]): Set<string> {
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const part = ids.slice(i, i + 500);
+    for (const r of queryRows(db, `SELECT op_id FROM pool_applied WHERE op_id IN (${part.map(() => '?').join(',')})`, part)) found.add(String(r.op_id));
+  }
+  return found;
 }
 
 export function appliedCount(db: Database, team: string): number {
@@ -53,22 +59,29 @@ export function poolModule(modules: readonly StoreModule[]): StoreModule {
   const applierFor = (name: string) => (appliers ??= new Map(modules.flatMap((m) => Object.entries(m.appliers)))).get(name);
   const applyPulled = (db: Database, op: Operation) => {
     const batch = op as PoolPulled;
-    for (const pulled of batch.ops) {
-      if (alreadyApplied(db, pulled.id)) continue;
-      const apply = applierFor(pulled.op.op);
-      // An operation this build does not know (a newer member's) or that fails here is still
-      // recorded as seen: retrying it at every pull would change nothing.
-      if (apply) {
-        db.exec('SAVEPOINT pulled');
-        try {
-          apply(db, pulled.op);
-          db.exec('RELEASE pulled');
-        } catch {
-          db.exec('ROLLBACK TO pulled');
-          db.exec('RELEASE pulled');
+    const seen = appliedAmong(db, batch.ops.map((o) => o.id));
+    const record = db.prepare('INSERT INTO pool_applied(op_id, team, seq, origin) VALUES (?, ?, ?, ?)');
+    try {
+      for (const pulled of batch.ops) {
+        if (seen.has(pulled.id)) continue;
+        seen.add(pulled.id);
+        const apply = applierFor(pulled.op.op);
+        // An operation this build does not know (a newer member's) or that fails here is still
+        // recorded as seen: retrying it at every pull would change nothing.
+        if (apply) {
+          db.exec('SAVEPOINT pulled');
+          try {
+            apply(db, pulled.op);
+            db.exec('RELEASE pulled');
+          } catch {
+            db.exec('ROLLBACK TO pulled');
+            db.exec('RELEASE pulled');
+          }
         }
+        record.run([pulled.id, batch.team, pulled.seq, pulled.origin]);
       }
-      db.run('INSERT INTO pool_applied(op_id, team, seq, origin) VALUES (?, ?, ?, ?)', [pulled.id, batch.team, pulled.seq, pulled.origin]);
+    } finally {
+      record.free();
     }
     db.run('INSERT INTO pool_cursor(team, pulled_seq) VALUES (?, ?) ON CONFLICT(team) DO UPDATE SET pulled_seq = max(pulled_seq, excluded.pulled_seq)', [batch.team, batch.upTo]);
   };
