@@ -121,8 +121,8 @@ async function tenMachines(ctx: BenchContext, pg: PostgresServer, open: (i: numb
       }
       // Each store holds its own writes and, once delivered, the nine others'.
       if (stop && seen.every((s) => s.size >= written.size)) break;
-      if (nowMs() - t0 > (seconds + 30) * 1000) break;
-      await sleep(5);
+      if (nowMs() - t0 > (seconds + 60) * 1000) break;
+      await sleep(20);
     }
   })();
   await Promise.all(ms10.map(async (m, i) => {

@@ -245,9 +245,8 @@ export class PoolClient {
     const team = this.target.team;
     const origin = this.origin;
     let applied = 0;
-    const behind = await this.behind();
-    if (behind > 0) this.setStatus({ state: 'behind', behind });
-    let left = behind;
+    // Counted only when a batch comes back full (a catch-up): a live pull of a few rows needs no count.
+    let left: number | undefined;
     for (;;) {
       const from = pulledSeq(this.store.db, team);
       const r = await client.query<{ seq: string; op_id: string; origin: string; body: string }>(
@@ -265,9 +264,12 @@ export class PoolClient {
         const op: PoolPulled = { op: 'pool.pulled', at: this.store.now, team, upTo, ops: fresh };
         return { op, result: fresh.length };
       });
-      left = Math.max(0, left - ops.length);
+      if (r.rows.length < this.batchSize) {
+        this.setStatus({ pulled: this.status.pulled + ops.length });
+        break;
+      }
+      left = left === undefined ? await this.behind() : Math.max(0, left - ops.length);
       this.setStatus({ behind: left, pulled: this.status.pulled + ops.length, ...(left > 0 ? { state: 'behind' as const } : {}) });
-      if (r.rows.length < this.batchSize) break;
     }
     return applied;
   }
