@@ -35,4 +35,16 @@ describe("a fact's values ordered by (time, id), whatever order they arrive in",
     expect((ledgers[0] as { facts: { object: string; superseded_at: unknown }[] }).facts.find((f) => f.superseded_at === null)?.object).toBe('Wednesday');
     for (const l of ledgers) expect(l).toEqual(ledgers[0]);
   }, 60_000);
+
+  it('a value written in the same millisecond as the one it replaces becomes current (the writer picks an id after it)', async () => {
+    const s = await openTemp(undefined, () => 5_000);
+    try {
+      for (const object of ['one', 'two', 'three', 'four']) await s.memory.remember({ subject: 'build', predicate: 'uses', object, statement: `build uses ${object}` }, 'test');
+      const r = s.memory.retrieve({ subject: 'build', include_history: true }) as { values: { object: string; status: string }[] };
+      expect(r.values.filter((v) => v.status === 'current').map((v) => v.object)).toEqual(['four']);
+      expect(r.values).toHaveLength(4);
+    } finally {
+      s.store.close();
+    }
+  });
 });
