@@ -104,6 +104,8 @@ describe('team pool over a real PostgreSQL', () => {
         expect(teamFacts(m).map((f) => f.id)).toEqual(teamFacts(a).map((f) => f.id));
         expect(teamFacts(m)).toHaveLength(35);
         expect(count(m, "SELECT count(*) FROM notes WHERE scope = 'team:core'")).toBe(36);
+        // A team's day logs have a vault folder of their own, as a project's do.
+        expect(count(m, "SELECT count(*) FROM notes WHERE scope = 'team:core' AND path NOT LIKE 'teams/core/daily/%'")).toBe(0);
       }
       expect(count(b, "SELECT count(*) FROM facts WHERE scope = 'global'")).toBe(0);
       expect(count(b, "SELECT count(*) FROM notes WHERE text LIKE 'a team note%'")).toBe(1);
