@@ -46,6 +46,9 @@ export function poolOperationId(body: string): string {
   return createHash('sha256').update(body).digest('base64url').slice(0, 32);
 }
 
+/** How far the journal may be read past the recorded push offset, with nothing pushed, before the offset is recorded. */
+const RECORD_AFTER_BYTES = 4 * 1024 * 1024;
+
 function channelOf(team: string): string {
   return teamRole(team);
 }
@@ -86,7 +89,7 @@ export class PoolClient {
     this.batchSize = options.batchSize ?? 2000;
     this.status = { state: 'connecting', team: target.team, behind: 0, unpushed: 0, pushed: 0, pulled: 0 };
     this.user = userOf(target.url);
-    this.origin = state.read().origin;
+    this.origin = state.origin();
   }
 
   get current(): PoolStatus {
@@ -189,9 +192,11 @@ export class PoolClient {
 
   private async push(): Promise<number> {
     const client = this.need();
-    const state = this.state.read();
-    const { ops, scannedTo } = this.pending(state.pushedOffset);
-    this.scannedTo = ops.length ? state.pushedOffset : scannedTo;
+    const recorded = this.state.read().pushedOffset;
+    // What this client already read past the recorded offset (lines with nothing to push) is not read again.
+    const from = Math.max(recorded, this.scannedTo);
+    const { ops, scannedTo } = this.pending(from);
+    this.scannedTo = ops.length ? from : scannedTo;
     this.setStatus({ unpushed: ops.length });
     let sent = 0;
     for (let i = 0; i < ops.length; i += this.batchSize) {
@@ -204,7 +209,9 @@ export class PoolClient {
       this.setStatus({ unpushed: ops.length - sent, pushed: this.status.pushed + batch.length });
     }
     this.scannedTo = scannedTo;
-    if (!ops.length && scannedTo !== state.pushedOffset) this.state.update({ pushedOffset: scannedTo });
+    // With nothing to push, the offset is recorded only now and then: a pulled batch is a line of
+    // its own, and recording (two fsyncs) after each would cost more than re-reading them at a start.
+    if (!ops.length && scannedTo - recorded >= RECORD_AFTER_BYTES) this.state.update({ pushedOffset: scannedTo });
     return sent;
   }
 

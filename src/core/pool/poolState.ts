@@ -30,11 +30,18 @@ export class PoolStateFile {
         return { origin: raw.origin, url: typeof raw.url === 'string' ? raw.url : undefined, team: typeof raw.team === 'string' ? raw.team : undefined, pushedOffset: Number(raw.pushedOffset) || 0 };
       }
     } catch {
-      // Missing or unreadable: a fresh identity, and everything is pushed again (the pool ignores what it has).
+      // Missing or unreadable: a fresh identity at the next write, and everything is pushed again (the pool ignores what it has).
     }
-    const fresh: PoolState = { origin: randomUUID(), pushedOffset: 0 };
-    this.write(fresh);
-    return fresh;
+    // Not written here: a store that never joins a pool gets no pool.json. `update` and
+    // `origin` write it, so an identity is fixed before anything is pushed under it.
+    return { origin: '', pushedOffset: 0 };
+  }
+
+  /** This store's identity in the pool, created and recorded the first time it is asked for. */
+  origin(): string {
+    const state = this.read();
+    if (state.origin) return state.origin;
+    return this.update({}).origin;
   }
 
   write(state: PoolState): void {
@@ -47,7 +54,8 @@ export class PoolStateFile {
   }
 
   update(change: Partial<PoolState>): PoolState {
-    const next = { ...this.read(), ...change };
+    const current = this.read();
+    const next = { ...current, origin: current.origin || randomUUID(), ...change };
     this.write(next);
     return next;
   }
