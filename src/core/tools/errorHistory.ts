@@ -20,6 +20,7 @@ const output = z.union([
   z.object({
     ok: z.literal(true),
     mode: z.literal('search'),
+    door: z.string(),
     query: z.string(),
     limit: z.number(),
     records: z.array(record.extend({ snippet: z.string(), score: z.number() })),
@@ -28,7 +29,7 @@ const output = z.union([
     tokens: z.number(),
     note: z.string().optional(),
   }),
-  z.object({ ok: z.literal(true), mode: z.literal('read'), record }),
+  z.object({ ok: z.literal(true), mode: z.literal('read'), door: z.string(), record }),
 ]);
 
 export const errorHistoryTool = defineTool({

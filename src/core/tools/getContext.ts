@@ -7,6 +7,7 @@ import { defineTool } from './toolDefinition';
 const output = z.object({
   ok: z.literal(true),
   mode: z.enum(['query', 'profile']),
+  door: z.string(),
   note: z.string().optional(),
   scope: z.string().optional(),
   rules_first: z.literal(true).optional(),
