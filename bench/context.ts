@@ -1,6 +1,6 @@
 /** What every section of the benchmark is handed: where to work, what was asked for, and where verdicts go. */
 
-export const SECTIONS = ['remember', 'open', 'search', 'import', 'lcm', 'context'] as const;
+export const SECTIONS = ['remember', 'open', 'search', 'import', 'lcm', 'context', 'pool'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface BenchContext {

@@ -1,3 +1,4 @@
+import { runPoolSection } from './poolBench';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -19,7 +20,8 @@ import { heading, ms, nowMs, result } from './stats';
  * `npm run bench`: prints figures and ratios against baselines measured in the same run.
  * Nothing asserts; every figure has its goal and PASS/MISS beside it.
  *
- *   node --expose-gc dist/bench.js [--only remember,open,search,import,lcm,context] [--keep]
+ *   node --expose-gc dist/bench.js [--only remember,open,search,import,lcm,context,pool] [--keep]
+ *     section 7 (pool): [--pool-ops 100000] [--pool-lag-samples 100] [--pool-sim-seconds 10] [--pool-sim-rate 5]
  *     sections 1–3: [--scale 0.2] [--rounds 9] [--remember 1000]
  *     section 4:    [--import-mb 100] (transcripts imported, against better-sqlite3)
  *     section 5:    [--lcm-mb 1024] (transcripts imported for lcm_grep; section 4's store when equal) [--no-dag] (grep figures without the summary DAG build)
@@ -156,6 +158,7 @@ async function bench(): Promise<void> {
     }
     if (stage && !keep) dropImport(stage);
     if (want.has('context')) await runContextSection(ctx);
+    if (want.has('pool')) await runPoolSection(ctx);
 
     heading('summary');
     for (const [label, ok] of ctx.verdicts) result(label, ok ? 'PASS' : 'MISS');

@@ -22,6 +22,7 @@ import { asRefusal, StoreLink } from '../core/owner/storeLink';
 import { refuse } from '../core/refusal';
 import { serviceProxy } from '../core/owner/serviceProxy';
 import type { ProcessKind } from '../core/owner/protocol';
+import { POOL_USAGE, poolCommand } from './poolCommand';
 
 declare const __RECOLLECT_VERSION__: string;
 const VERSION = typeof __RECOLLECT_VERSION__ === 'string' ? __RECOLLECT_VERSION__ : '0.0.0-dev';
@@ -47,6 +48,7 @@ const USAGE = `recollect — durable local memory for coding agents
                                          forget imported history everywhere, on disk too (--help: more)
   recollect eval <file>...               recall@5/@10 of every recall surface and a BM25 yardstick on
                                          LongMemEval or LoCoMo files (each conversation in a fresh temp store)
+  ${POOL_USAGE}
 
 Store: RECOLLECT_HOME, else ~/.recollect`;
 
@@ -105,6 +107,17 @@ async function main(argv: string[]): Promise<number> {
       }
       return withLink('cli', async (link) => ((await runForget({ forget: serviceProxy(link, 'forget') }, request, (t) => process.stdout.write(t))) ? EXIT.answered : EXIT.refused));
     }
+    case 'pool':
+      // The pool applies pulled batches to the database, so it runs where the database is: in
+      // the store's owner. Another owner running (VS Code, an MCP server) syncs itself.
+      return poolCommand(rest, resolveStoreHome(), (fn) => withLink('cli', async (link) => {
+        const own = link.ownServices();
+        if (!own) {
+          process.stdout.write(JSON.stringify(refuse(`another process owns this store (${link.storeRole().owner?.kind ?? 'an owner'}); the team pool syncs in the owner: VS Code does, or stop it and run this again`), null, 2) + '\n');
+          return EXIT.refused;
+        }
+        return fn(await own);
+      }), (t) => process.stdout.write(t));
     case 'eval':
       if (!rest.length) return usage(EVAL_USAGE);
       return evalCommand(rest, path.join(__dirname, 'sql-wasm.wasm'));

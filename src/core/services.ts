@@ -30,13 +30,16 @@ import { MachineIdentity } from './rules/machine';
 import { rulesModule } from './rules/rulesSchema';
 import { RulesService } from './rules/rulesService';
 import type { StoreModule } from './store/schema';
+import { poolModule } from './pool/poolSchema';
 import { Store, type StoreOptions } from './store/store';
 import { transferModule } from './transfer/transferSchema';
 import { TransferService } from './transfer/transferService';
 import type { StoreRole } from './tools/toolDefinition';
 
 /** Every aggregate's tables and operations; the store applies journal lines through these. */
-export const STORE_MODULES: readonly StoreModule[] = [memoryModule, historyModule, errorModule, requestsModule, lcmModule, chaptersModule, rulesModule, transferModule];
+const LOCAL_MODULES: readonly StoreModule[] = [memoryModule, historyModule, errorModule, requestsModule, lcmModule, chaptersModule, rulesModule, transferModule];
+/** The pool's module applies other machines' operations through the others' appliers. */
+export const STORE_MODULES: readonly StoreModule[] = [...LOCAL_MODULES, poolModule(LOCAL_MODULES)];
 
 /** The services a tool may call. Tools never touch SQL; the store stays behind these. */
 export interface Services {

@@ -23,6 +23,7 @@ import { registerRulesReview } from './rulesPanel';
 import { showSemanticProgress } from './semanticProgress';
 import { StatusBar } from './statusBar';
 import { joinStoreAsHost } from './storeOwnership';
+import { registerTeamPool } from './teamPool';
 import { registerToolSurface } from './toolSurface';
 
 let storeClosing: Promise<void> | undefined;
@@ -106,6 +107,7 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   context.subscriptions.push(new NotesLanguageClient(context, services, home, log));
   context.subscriptions.push(registerMemoryView(context, services));
   context.subscriptions.push(...registerChapters(context, { services, log, importNow: () => watcher.importNow() }));
+  context.subscriptions.push(...registerTeamPool(context, { services, home, log, onStatus: (s) => status.setPool(s) }));
   context.subscriptions.push(...registerSessionHistory(context, services), ...registerRulesReview(context, services, () => void status.refresh()));
 
   return {

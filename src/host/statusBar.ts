@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import type { Services } from '../core/services';
 import { formatBytes, storeSizeOnDisk, type DiskSize } from './storeSize';
+import type { PoolStatus } from '../core/pool/poolClient';
+import { poolBadge } from './poolBadge';
 
 /** Counts are two queries; the size is a folder walk, so it is taken less often. */
 const COUNTS_MS = 15_000;
@@ -19,6 +21,7 @@ export class StatusBar implements vscode.Disposable {
   private sizeAt = 0;
   private busy: string | undefined;
   private failed: string | undefined;
+  private pool: PoolStatus | undefined;
 
   constructor(
     private readonly services: Promise<Services>,
@@ -48,6 +51,14 @@ export class StatusBar implements vscode.Disposable {
       this.busy = undefined;
       await this.refresh(true);
     }
+  }
+
+  /** The team pool's state (undefined: no pool), shown beside the counts. */
+  setPool(status: PoolStatus | undefined): void {
+    const shown = (s: PoolStatus | undefined) => (s ? poolBadge(s).tooltip : '');
+    const changed = shown(status) !== shown(this.pool);
+    this.pool = status;
+    if (changed) void this.refresh();
   }
 
   /** Re-reads the counts; `resize` also measures the folder again (after an import or rebuild). */
@@ -89,7 +100,7 @@ export class StatusBar implements vscode.Disposable {
     }
     const size = this.size ? `${this.size.partial ? '≥' : ''}${formatBytes(this.size.bytes)}` : '…';
     if (this.busy) this.item.text = `$(sync~spin) ${this.busy}`;
-    else if (counts) this.item.text = `$(database) ${size} · ${counts.sessions} sessions · ${counts.facts} facts${counts.pendingRules ? ` · $(law) ${counts.pendingRules} ${counts.pendingRules === 1 ? 'rule' : 'rules'} to review` : ''}`;
+    else if (counts) this.item.text = `$(database) ${size} · ${counts.sessions} sessions · ${counts.facts} facts${counts.pendingRules ? ` · $(law) ${counts.pendingRules} ${counts.pendingRules === 1 ? 'rule' : 'rules'} to review` : ''}${this.pool ? ` · ${poolBadge(this.pool).text}` : ''}`;
     if (counts) {
       const tip = new vscode.MarkdownString(undefined, true);
       tip.appendMarkdown('**Recollect memory**\n\n');
@@ -99,7 +110,9 @@ export class StatusBar implements vscode.Disposable {
       tip.appendMarkdown(`- ${counts.facts} facts (${counts.current} current), ${counts.entries} note entries\n`);
       // Only this one command link is trusted: a person opens the review; the tooltip decides nothing.
       tip.isTrusted = { enabledCommands: ['recollect.reviewRules'] };
-      tip.appendMarkdown(`- ${counts.pendingRules} proposed rules waiting for approval ([Review rules](command:recollect.reviewRules))\n\n`);
+      tip.appendMarkdown(`- ${counts.pendingRules} proposed rules waiting for approval ([Review rules](command:recollect.reviewRules))\n`);
+      if (this.pool) tip.appendText(`- ${poolBadge(this.pool).tooltip}\n`);
+      tip.appendMarkdown('\n');
       tip.appendMarkdown('Click to open the memory browser.');
       this.item.tooltip = tip;
     }

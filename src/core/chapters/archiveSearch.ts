@@ -6,12 +6,11 @@ import { queryRows } from '../store/sqlite';
 import { iso } from '../text/time';
 import { countTokens } from '../text/tokens';
 import { CHAPTERS_FTS, type ArchiveKind } from './chaptersSchema';
+import { localOnlyDoor } from '../pool/door';
 
 export const SEARCH_DEFAULT_BUDGET = 400;
 /** Candidates ranked before packing; packing, not this, decides how many are shown. */
 const CANDIDATES = 50;
-/** The only corpus today. A pulled pool mirror would be a second door, named the same way. */
-export const STORE_DOOR = "this machine's store";
 
 export interface ArchiveSearchInput {
   query: string;
@@ -48,13 +47,15 @@ export function searchArchive(store: Store, input: ArchiveSearchInput) {
   if (!found.ok) return refuse(found.reason);
   const hits = describe(store, found.hits);
   const packed = pack(hits, budget);
-  const notes = [`answered by ${STORE_DOOR} (no pool mirror is pulled here)`];
+  // Chapter archives stay on the machine that made them, so this machine's store answers.
+  const { door, why } = localOnlyDoor(store.db, 'chapters');
+  const notes = [`answered by ${door} (${why})`];
   if (anyWord) notes.push('no archived chapter or plan holds every word, so these are ranked by the words they do hold');
   if (packed.kept.length < hits.length) notes.push(`trimmed to the ${budget}-token budget: ${packed.kept.length} of ${found.total} shown; ask with a larger budget or a narrower query for more`);
   else if (found.total > hits.length) notes.push(`the best ${hits.length} of ${found.total} matches were ranked`);
   return {
     ok: true as const,
-    door: STORE_DOOR,
+    door,
     results: packed.kept,
     total: found.total,
     shown: packed.kept.length,

@@ -1,3 +1,4 @@
+import { localOnlyDoor } from '../pool/door';
 import { createHash } from 'node:crypto';
 import { DEFAULT_SCOPE } from '../memory/scope';
 import { Redaction } from '../privacy/redaction';
@@ -159,6 +160,8 @@ export class ErrorService implements ErrorMemory {
     return {
       ok: true as const,
       mode: 'search' as const,
+      // Error fixes stay on the machine that recorded them (they have no team scope).
+      door: localOnlyDoor(db, 'error fixes').door,
       query,
       limit: capped,
       records,
@@ -177,13 +180,13 @@ export class ErrorService implements ErrorMemory {
     return { records: rows.map(toRecord), total: Number(queryRows(db, 'SELECT count(*) AS n FROM errors')[0]?.n ?? 0) };
   }
 
-  read(hashArg: string): { ok: true; mode: 'read'; record: ErrorRecord } | Refusal {
+  read(hashArg: string): { ok: true; mode: 'read'; door: string; record: ErrorRecord } | Refusal {
     const m = HASH_ARG.exec(hashArg);
     if (!m) return refuse(`hash "${hashArg.slice(0, 40)}" is not an 8-character hex id such as 3fa91c07`);
     const hash = (m[1] as string).toLowerCase();
     const row = queryRows(this.store.db, 'SELECT * FROM errors WHERE hash = ?', [hash])[0];
     if (!row) return refuse(`no error record has hash ${hash}; search by keyword with error_history(query=…) instead`);
-    return { ok: true as const, mode: 'read' as const, record: toRecord(row) };
+    return { ok: true as const, mode: 'read' as const, door: localOnlyDoor(this.store.db, 'error fixes').door, record: toRecord(row) };
   }
 }
 

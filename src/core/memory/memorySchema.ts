@@ -1,7 +1,7 @@
 import { createFtsTableSql, indexTerms } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
-import { queryRows, queryScalar, type Database } from '../store/sqlite';
+import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
 import { normalizeKey } from '../text/textRules';
 import { insertEntryRow, recordDailyStat, type EntryRow } from './vault/indexRows';
 import { MEMORY_FTS_TABLE } from './vault/tableNames';
@@ -108,11 +108,13 @@ function applyFactSaved(db: Database, op: Operation): void {
   const subjectKey = normalizeKey(f.subject);
   const predicateKey = normalizeKey(f.predicate);
   const validFrom = f.validFrom ?? f.at;
-  const current = queryRows(
-    db,
-    'SELECT id, fts_docid FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND superseded_at IS NULL',
-    [subjectKey, predicateKey, f.scope],
-  );
+  const key = [subjectKey, predicateKey, f.scope];
+  const next = firstLater(db, key, f);
+  if (next) {
+    joinHistory(db, f, validFrom, next);
+    return;
+  }
+  const current = queryRows(db, 'SELECT id, fts_docid FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND superseded_at IS NULL', key);
   for (const { id, fts_docid: docid } of current) {
     // The old value was true until the new one became true; it stays in the ledger as history.
     db.run('UPDATE facts SET superseded_at = ?, superseded_by = ?, valid_to = ?, fts_docid = NULL WHERE id = ?', [f.at, f.id, validFrom, id as string]);
@@ -128,11 +130,40 @@ function applyFactSaved(db: Database, op: Operation): void {
     `fact:${f.id}`,
   ]);
   const docid = lastRowId(db);
+  insertFact(db, f, subjectKey, predicateKey, validFrom, docid, null);
+}
+
+function insertFact(db: Database, f: FactSaved, subjectKey: string, predicateKey: string, validFrom: number, docid: number | null, supersededBy: { id: string; at: number; validFrom: number } | null): void {
   db.run(
-    `INSERT INTO facts(id, subject, subject_key, predicate, predicate_key, object, scope, source, statement, cites, recorded_at, fts_docid, valid_from)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [f.id, f.subject, subjectKey, f.predicate, predicateKey, f.object, f.scope, f.source, f.statement, JSON.stringify(f.cites), f.at, docid, validFrom],
+    `INSERT INTO facts(id, subject, subject_key, predicate, predicate_key, object, scope, source, statement, cites, recorded_at, fts_docid, valid_from, superseded_at, superseded_by, valid_to)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [f.id, f.subject, subjectKey, f.predicate, predicateKey, f.object, f.scope, f.source, f.statement, JSON.stringify(f.cites), f.at, docid, validFrom, supersededBy?.at ?? null, supersededBy?.id ?? null, supersededBy?.validFrom ?? null],
   );
+}
+
+/**
+ * "Later" is decided by the recorded time, then the id, never by arrival: a team pool delivers
+ * other machines' values in any order, and every machine must end with the same current value.
+ * The value recorded right after this one, if any is in the ledger already.
+ */
+function firstLater(db: Database, key: SqlValue[], f: FactSaved): { id: string; at: number; validFrom: number } | undefined {
+  const row = queryRows(
+    db,
+    `SELECT id, recorded_at, valid_from FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND (recorded_at > ? OR (recorded_at = ? AND id > ?))
+     ORDER BY recorded_at, id LIMIT 1`,
+    [...key, f.at, f.at, f.id],
+  )[0];
+  return row ? { id: String(row.id), at: Number(row.recorded_at), validFrom: Number(row.valid_from ?? row.recorded_at) } : undefined;
+}
+
+/**
+ * A value that arrives after a later one (another machine's, pulled late) goes into the history
+ * where it belongs: between the value before it and the later one, leaving the current value and
+ * the keyword index as they are. The ledger ends exactly as if the values had come in order.
+ */
+function joinHistory(db: Database, f: FactSaved, validFrom: number, next: { id: string; at: number; validFrom: number }): void {
+  db.run('UPDATE facts SET superseded_at = ?, superseded_by = ?, valid_to = ? WHERE superseded_by = ? AND (recorded_at < ? OR (recorded_at = ? AND id < ?))', [f.at, f.id, validFrom, next.id, f.at, f.at, f.id]);
+  insertFact(db, f, normalizeKey(f.subject), normalizeKey(f.predicate), validFrom, null, next);
 }
 
 function applyNoteAdded(db: Database, op: Operation): void {

@@ -1,4 +1,4 @@
-import { newId } from '../ids';
+import { newId, newIdAfter } from '../ids';
 import { refuse, type Refusal } from '../refusal';
 import { matchedExcerpts, searchWithPartial } from '../search/partialMatches';
 import type { SearchSort } from '../search/rank';
@@ -94,10 +94,13 @@ export class MemoryService {
     const cites = input.cites ?? [];
 
     const saved = await this.store.commit((db) => {
-      const at = this.store.now;
       const previous = currentFact(db, input.subject, input.predicate, scope);
+      // Every machine orders a fact's values by (time, id) (memorySchema): this value replaces
+      // the current one, so it is recorded no earlier and, in the same millisecond, sorts after it.
+      const at = Math.max(this.store.now, previous?.recordedAt ?? -Infinity);
+      const id = previous && previous.recordedAt === at ? newIdAfter(at, previous.id) : newId(at);
       const fact: FactSaved = {
-        op: 'memory.fact.saved', at, id: newId(at),
+        op: 'memory.fact.saved', at, id,
         subject: input.subject, predicate: input.predicate, object: input.object,
         scope, source, statement, cites,
       };

@@ -184,6 +184,14 @@ export class Store {
     return this.skippedLines;
   }
 
+  /**
+   * Reads the journal's operations from `offset` (0, or an offset this returned) without applying
+   * them, and returns the offset it read to: the team pool pushes this machine's writes from here.
+   */
+  readOperations(offset: number, onOp: (op: Operation, endOffset: number) => void): number {
+    return this.journal.readFrom(offset, onOp, () => undefined);
+  }
+
   /** Applies whatever other processes appended since we last looked. Cheap when nothing changed: one stat (which also notices a sealed, replaced journal file). */
   refresh(): void {
     this.dbFile.takeReadAhead();

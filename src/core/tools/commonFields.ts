@@ -11,7 +11,7 @@ const printable = (field: string) => (text: string, ctx: z.RefinementCtx) => {
 export const scopeField = z
   .string()
   .max(110)
-  .describe('"global" (default) or "project:<slug>" to keep a memory with one project.');
+  .describe('"global" (default), "project:<slug>" to keep a memory with one project, or "team:<name>" to share it with the team pool (docs/team-pool.md).');
 
 export const sourceField = z
   .string()

@@ -20,6 +20,7 @@ const output = z.union([
   z.object({
     ok: z.literal(true),
     mode: z.literal('search'),
+    door: z.string(),
     query: z.string(),
     limit: z.number(),
     records: z.array(record.extend({ snippet: z.string(), score: z.number() })),
@@ -28,7 +29,7 @@ const output = z.union([
     tokens: z.number(),
     note: z.string().optional(),
   }),
-  z.object({ ok: z.literal(true), mode: z.literal('read'), record }),
+  z.object({ ok: z.literal(true), mode: z.literal('read'), door: z.string(), record }),
 ]);
 
 export const errorHistoryTool = defineTool({
@@ -38,7 +39,7 @@ export const errorHistoryTool = defineTool({
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   output,
   description:
-    `Tool failures kept across sessions, each with the fix that worked. Look here before debugging a failing tool call. mode=search finds past records by keyword (tool name, keywords, symptom, cause, fix; every word must match) and returns ${SEARCH_DEFAULT} by default; limit is capped at ${SEARCH_CAP} (a larger limit is lowered and the reply says so). mode=read fetches one record by its 8-character hash, e.g. when a tool result says \`no data: {hash}\`. Leave mode out to infer it: hash → read, otherwise search. mode=write was removed: record fixes with write_error.`,
+    `Tool failures kept across sessions, each with the fix that worked. Look here before debugging a failing tool call. mode=search finds past records by keyword (tool name, keywords, symptom, cause, fix; every word must match) and returns ${SEARCH_DEFAULT} by default; limit is capped at ${SEARCH_CAP} (a larger limit is lowered and the reply says so). mode=read fetches one record by its 8-character hash, e.g. when a tool result says \`no data: {hash}\`. Leave mode out to infer it: hash → read, otherwise search. mode=write was removed: record fixes with write_error. \`door\` names where the answer came from (error fixes stay in this machine's store; the team pool does not carry them).`,
   input: z.strictObject(
     {
       mode: z.enum(['search', 'read', 'write']).optional().describe('search (keywords) or read (one record by hash). Inferred when omitted. write was removed: use write_error.'),

@@ -7,6 +7,7 @@ import { defineTool } from './toolDefinition';
 const output = z.object({
   ok: z.literal(true),
   mode: z.enum(['query', 'profile']),
+  door: z.string(),
   note: z.string().optional(),
   scope: z.string().optional(),
   rules_first: z.literal(true).optional(),
@@ -49,7 +50,7 @@ export const getContextTool = defineTool({
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   output,
   description:
-    'Primary read: call before substantive work with the current request. Returns current facts first (standing rules/policy/approval facts first of all when the request asks whether something may be done), then the closest notes, packed into `max_tokens` counted by a real tokenizer and never exceeded: the reply reports `budget` {requested, used, remaining} and `left_out` counts for what did not fit (a note cut to fit is marked `truncated`; read_memory returns it whole). `include_history` adds superseded values labelled "historical". Omit `query` for a compact profile of current memory. `index.stale` says the Markdown vault changed since it was indexed (run index_memory).',
+    'Primary read: call before substantive work with the current request. Returns current facts first (standing rules/policy/approval facts first of all when the request asks whether something may be done), then the closest notes, packed into `max_tokens` counted by a real tokenizer and never exceeded: the reply reports `budget` {requested, used, remaining} and `left_out` counts for what did not fit (a note cut to fit is marked `truncated`; read_memory returns it whole). `include_history` adds superseded values labelled "historical". Omit `query` for a compact profile of current memory. `index.stale` says the Markdown vault changed since it was indexed (run index_memory). `door` names where the answer came from: this machine\'s store, the pool mirror of a team (scope team:<name>), or both.',
   input: z.strictObject({
     query: z.string().min(1).max(1000).optional().describe('The current request or task (up to 1,000 characters). Omit only for a compact current-memory profile.'),
     scope: scopeField.optional(),

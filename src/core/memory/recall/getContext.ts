@@ -3,6 +3,7 @@ import type { NearestHit, NearestResult } from '../semantic/semanticService';
 import type { Store } from '../../store/store';
 import type { Database } from '../../store/sqlite';
 import { scopeProblem } from '../scope';
+import { memoryDoor } from '../../pool/door';
 import { firstTokens } from '../../text/tokens';
 import { ContextPacker, cachedTokens } from './contextPacker';
 import { chunksByDocids, entriesByIds, factsByIds, historyOf, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type Keyed, type NoteItem } from './contextRows';
@@ -54,10 +55,12 @@ export async function getContext(
   const candidates = lexical ? byQuery(db, lexical, semantic?.ok ? semantic.hits : [], input.query as string, input.scope, maxTokens, read) : profile(db, input.scope);
   const indexState = index();
   const mode = words.length ? 'query' : 'profile';
+  const door = memoryDoor(db, input.scope);
 
   const packer = new ContextPacker<FactItem, NoteItem>(maxTokens, (lists, budget, leftOut) => ({
     ok: true,
     mode,
+    door,
     ...(input.query !== undefined && !words.length ? { note: 'the query has no searchable words; this is the current-memory profile' } : {}),
     ...(input.scope !== undefined ? { scope: input.scope } : {}),
     ...(candidates.rulesFirst ? { rules_first: true } : {}),

@@ -14,12 +14,16 @@ import * as path from 'node:path';
  *   vault/projects/<slug>/daily/YYYY-MM-DD.md       project:<slug> daily log
  *   vault/projects/<slug>/history/<any>.md          project-scoped promoted history
  *   vault/projects/<slug>/<any>.md                  project:<slug> free notes
+ *   vault/teams/<name>/…                            team:<name>, laid out as a project (docs/team-pool.md)
  *
  * Folders starting with "." (.obsidian, .git, .trash) and node_modules are never read.
  */
 export const VAULT_FOLDER = 'vault';
 export const HISTORY_FOLDER = 'history';
 const PROJECTS = 'projects';
+const TEAMS = 'teams';
+/** The scope kinds that live in a folder of their own, by folder. */
+const SCOPE_FOLDERS: Record<string, string> = { [PROJECTS]: 'project', [TEAMS]: 'team' };
 const DAILY = /^daily\/(\d{4}-\d{2}-\d{2})\.md$/;
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -41,9 +45,11 @@ export function dailyPath(scope: string, day: string): string {
   return `${scopePrefix(scope)}daily/${day}.md`;
 }
 
-/** The vault folder prefix of a scope ("" for global, "projects/<slug>/" for a project). */
+/** The vault folder prefix of a scope ("" for global, "projects/<slug>/" for a project, "teams/<name>/" for a team). */
 export function scopePrefix(scope: string): string {
-  return scope === 'global' ? '' : `${PROJECTS}/${scope.slice('project:'.length)}/`;
+  if (scope === 'global') return '';
+  const colon = scope.indexOf(':');
+  return `${scope.startsWith('team:') ? TEAMS : PROJECTS}/${scope.slice(colon + 1)}/`;
 }
 
 /**
@@ -55,12 +61,13 @@ export function classifyPath(rel: string): VaultPlace | { problem: string } {
   if (problem) return { problem };
   let scope = 'global';
   let rest = rel;
-  if (rel.startsWith(`${PROJECTS}/`)) {
-    const parts = rel.split('/');
+  const parts = rel.split('/');
+  const kind = SCOPE_FOLDERS[parts[0] ?? ''];
+  if (kind && parts.length > 1) {
     const slug = parts[1] ?? '';
-    if (parts.length < 3) return { problem: `"${rel}" is inside projects/ but not inside a project folder` };
-    if (!SLUG.test(slug)) return { problem: `project folder "${slug}" is not a valid scope slug (letters, digits, . _ -)` };
-    scope = `project:${slug}`;
+    if (parts.length < 3) return { problem: `"${rel}" is inside ${parts[0]}/ but not inside a ${kind} folder` };
+    if (!SLUG.test(slug)) return { problem: `${kind} folder "${slug}" is not a valid scope slug (letters, digits, . _ -)` };
+    scope = `${kind}:${slug}`;
     rest = parts.slice(2).join('/');
   }
   const daily = DAILY.exec(rest);
