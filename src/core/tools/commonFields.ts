@@ -11,7 +11,7 @@ const printable = (field: string) => (text: string, ctx: z.RefinementCtx) => {
 export const scopeField = z
   .string()
   .max(110)
-  .describe('"global" (default), "project:<slug>" to keep a memory with one project, or "team:<name>" to share it with the team pool (docs/team-pool.md).');
+  .describe('"global" (default), "project:<slug>" or "team:<name>" (shared with the team pool).');
 
 export const sourceField = z
   .string()

@@ -39,7 +39,7 @@ export const errorHistoryTool = defineTool({
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   output,
   description:
-    `Tool failures kept across sessions, each with the fix that worked. Look here before debugging a failing tool call. mode=search finds past records by keyword (tool name, keywords, symptom, cause, fix; every word must match) and returns ${SEARCH_DEFAULT} by default; limit is capped at ${SEARCH_CAP} (a larger limit is lowered and the reply says so). mode=read fetches one record by its 8-character hash, e.g. when a tool result says \`no data: {hash}\`. Leave mode out to infer it: hash → read, otherwise search. mode=write was removed: record fixes with write_error. \`door\` names where the answer came from (error fixes stay in this machine's store; the team pool does not carry them).`,
+    `Tool failures kept across sessions, each with the fix that worked. Look here before debugging a failing tool call. mode=search finds past records by keyword (tool name, keywords, symptom, cause, fix; every word must match) and returns ${SEARCH_DEFAULT} by default; limit is capped at ${SEARCH_CAP} (a larger limit is lowered and the reply says so). mode=read fetches one record by its 8-character hash, e.g. when a tool result says \`no data: {hash}\`. Leave mode out to infer it: hash → read, otherwise search. mode=write was removed: record fixes with write_error. \`door\`: where the answer came from.`,
   input: z.strictObject(
     {
       mode: z.enum(['search', 'read', 'write']).optional().describe('search (keywords) or read (one record by hash). Inferred when omitted. write was removed: use write_error.'),

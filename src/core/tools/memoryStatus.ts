@@ -94,7 +94,7 @@ export const memoryStatusTool = defineTool({
   effects: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
   output,
   description:
-    'Counts of notes (Markdown files in the vault), entries (day-log entries), chunks (what the keyword index holds for them), entities and facts (superseded values included, current_facts separately), retired memories, whether semantic search can answer now (`semantic`, with the reason when it cannot; the model is asked first), `embeddings` (the model and provider, and how far indexing has got: indexed of total, per corpus memory and history), the vault folder with `stale` / `changed_files`, `memory` (the memory budget of the process that holds the database and where it was set, that process\'s RSS now and at its peak, and what its snapshot cache holds, evicted and checkpointed), any store warnings a person should know about, and `store_owner`: the process that holds the database (pid, kind) and whether the calling process is it or its client. Takes no arguments.',
+    "Counts of notes, day-log entries, indexed chunks, entities, facts (superseded included; current_facts apart) and retired memories; `semantic` (whether search by meaning can answer now, else why; the model is asked first), `embeddings` (model, provider, indexing progress per corpus), the vault folder with `stale` / `changed_files`, `memory` (budget, RSS and cache of the process holding the database), store warnings, and `store_owner` (that process, and whether the caller is it). Takes no arguments.",
   input: z.strictObject({}),
   run: async (_input, services, ctx) => {
     const role = ctx.store ?? services.storeRole?.();
