@@ -60,7 +60,8 @@ export function dropImport(stage: ImportStage): void {
   fs.rmSync(stage.home, { recursive: true, force: true });
 }
 
-function runChild<T>(ctx: BenchContext, args: string[]): T {
+/** Runs `dist/bench.js --child <args> <wasm>` and returns the JSON line it prints last. */
+export function runChild<T>(ctx: BenchContext, args: string[]): T {
   const r = spawnSync(process.execPath, ['--expose-gc', ctx.script, '--child', ...args, ctx.wasm], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -59,7 +59,25 @@ interface FullTextRow { q: string; tm: Timed; info: GrepInfo; fts5Count: number 
 const newTimed = (): Timed => ({ ours: [], oursDefault: [], base: [], baseOneCore: [], scorer: [] });
 const CTX = { client: 'bench', workspace: '/nonexistent/bench' };
 
-export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Promise<void> {
+/** What the section needs of an import: the store, the raw files rg reads, and a few figures for its notes. */
+export interface GrepStore {
+  home: string;
+  raw: Pick<ImportStage['raw'], 'root' | 'files' | 'bytes'>;
+  ours: Pick<ImportStage['ours'], 'storedEvents' | 'importMs'> & { sizes: Pick<ImportStage['ours']['sizes'], 'snapshot'> };
+}
+
+/** The section's goal figures, for a caller that tabulates them (the scale section). */
+export interface LcmRatios {
+  /** Regex with a literal, ours / rg: geo-mean and worst pattern (undefined without rg). */
+  regexGeo?: number;
+  regexWorst?: number;
+  /** full_text p50 ours / FTS5, all queries pooled, and the FTS5 copy's build time. */
+  fullText: number;
+  fts5Ms: number;
+}
+
+/** `label` prefixes the verdicts, so a second run of this section (the scale section's) is told apart in the summary. */
+export async function runLcmSection(ctx: BenchContext, stage: GrepStore, label = ''): Promise<LcmRatios> {
   const rounds = ctx.arg('lcm-rounds', 3);
   progress('lcm: opening the imported store');
   let t = nowMs();
@@ -83,6 +101,7 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
     }
     gc();
     const rg = findRipgrep();
+    const ratios: LcmRatios = { fullText: NaN, fts5Ms: NaN };
     const grep = async (input: Record<string, unknown>) => {
       const r = (await lcmGrepTool.run(lcmGrepTool.input.parse(input), s, CTX)) as GrepInfo;
       if (r.ok !== true) throw new Error(`lcm_grep refused ${JSON.stringify(input)}: ${r.reason}`);
@@ -203,7 +222,9 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
       result('regex with a literal: worst pattern ours / rg', ratio(worst), '≤ 1.00×', worst <= 1);
       result('  default call (recency, limit 50) / rg, geo-mean', ratio(gDefault));
       result('  ours / rg -j1 (one core each), geo-mean', ratio(geo(withLiteral, (r) => median(r.tm.ours) / median(r.tm.baseOneCore))));
-      ctx.verdicts.push(['lcm_grep regex ≤ 1× rg, worst literal pattern', worst <= 1]);
+      ctx.verdicts.push([`${label}lcm_grep regex ≤ 1× rg, worst literal pattern`, worst <= 1]);
+      ratios.regexGeo = g;
+      ratios.regexWorst = worst;
     } else {
       note('ripgrep not found: the regex comparison was skipped');
     }
@@ -223,11 +244,14 @@ export async function runLcmSection(ctx: BenchContext, stage: ImportStage): Prom
     result('  scorer alone / FTS5', ratio(pooled((r) => r.tm.scorer) / pooled((r) => r.tm.base)));
     result('  scorer joining %_docsize / FTS5 (a one-call process)', ratio(median([...lengths.joined.values()].flat()) / pooled((r) => r.tm.base)));
     result(`  loading the document lengths (once per process), ${lengths.held.toLocaleString('en-US')} docids`, ms(lengths.loadMs));
-    ctx.verdicts.push(['lcm_grep full_text p50 ≤ 1.5× FTS5', ftRatio <= 1.5]);
+    ctx.verdicts.push([`${label}lcm_grep full_text p50 ≤ 1.5× FTS5`, ftRatio <= 1.5]);
+    ratios.fullText = ftRatio;
+    ratios.fts5Ms = fts5Ms;
     if (ctx.diag) {
       await regexDiag(s, REGEX_CASES.map((c) => c.pattern));
       await fullTextDiag(s, FULL_TEXT_QUERIES);
     }
+    return ratios;
   } finally {
     fts5?.close();
     s.store.close();

@@ -14,6 +14,7 @@ import { dropImport, printImport, runImport } from './importBench';
 import { runLcmSection } from './lcmBench';
 import { runMemorySections } from './memorySections';
 import { nativeImportChild } from './nativeImport';
+import { runScaleSection, scaleMemoryChild } from './scaleBench';
 import { heading, ms, nowMs, result } from './stats';
 
 /**
@@ -26,12 +27,14 @@ import { heading, ms, nowMs, result } from './stats';
  *     section 4:    [--import-mb 100] (transcripts imported, against better-sqlite3)
  *     section 5:    [--lcm-mb 1024] (transcripts imported for lcm_grep; section 4's store when equal) [--no-dag] (grep figures without the summary DAG build)
  *     section 6:    [--facts 50000] [--notes 20000] [--embed-sample 400] (memories embedded for real; the rest get mixed vectors)
+ *     scale:        [--scale-mb 5000] [--scale-dir <dir>] (kept; reused by a later run) [--scale-memory 20000] [--no-native]
+ *                   (only when named in --only; the budget is RECOLLECT_MEMORY_BUDGET_MB, default 512)
  *
  * --only runs some sections (names above, comma-separated); --keep leaves the stores in the
  * temp folder; --diag prints diagnosis tables: for sections 1–3 instead of the figures
  * (search_text and searchFts step by step, alternative SQL shapes, remember's CPU path;
  * with --reuse <dir> [--remember-only]), for sections 4–6 beside them.
- * Children: --child open|open-server|open-once|open-diag|open-tokens|compact|read|tokens|wasm|import|native-import <path> (fresh-process measurements).
+ * Children: --child open|open-server|open-once|open-diag|open-tokens|compact|read|tokens|wasm|import|native-import|scale-memory <path> (fresh-process measurements).
  */
 
 const WASM = path.join(__dirname, 'sql-wasm.wasm');
@@ -119,6 +122,11 @@ async function child(): Promise<void> {
     console.log(JSON.stringify(nativeImportChild(dbFile as string, root as string)));
     return;
   }
+  if (mode === 'scale-memory') {
+    const [, , , , home, messages, seed, wasm] = process.argv;
+    console.log(JSON.stringify(await scaleMemoryChild(home as string, Number(messages), Number(seed), wasm as string)));
+    return;
+  }
   throw new Error(`unknown child mode ${mode}`);
 }
 
@@ -159,6 +167,7 @@ async function bench(): Promise<void> {
     if (stage && !keep) dropImport(stage);
     if (want.has('context')) await runContextSection(ctx);
     if (want.has('pool')) await runPoolSection(ctx);
+    if (want.has('scale')) await runScaleSection(ctx);
 
     heading('summary');
     for (const [label, ok] of ctx.verdicts) result(label, ok ? 'PASS' : 'MISS');

@@ -233,7 +233,7 @@ function databaseBytes(s: Services): number {
 }
 
 /** Bulk-loads a store, seals it with one journaled write so checkpoint() exports it, and closes it. */
-async function buildStore(wasm: string, home: string, messages: string[], count: number, facts: number, factWords: readonly string[], rng: Rng, onProgress?: (n: number) => void): Promise<void> {
+export async function buildStore(wasm: string, home: string, messages: string[], count: number, facts: number, factWords: readonly string[], rng: Rng, onProgress?: (n: number) => void): Promise<void> {
   const s = await openServices({ home, wasmPath: wasm });
   try {
     bulkLoad(s.store.db, messages, count, facts, factWords, rng, onProgress);
