@@ -87,6 +87,29 @@ function bytesOf(contents: PagedContents): Buffer {
 }
 
 describe('paged snapshot (frame version 3)', () => {
+  it('a chunk loaded again under a small cache is decompressed into an evicted chunk\'s buffer, with the same bytes', () => {
+    const chunkBytes = 4096;
+    const rand = mulberry32(3);
+    const database = Buffer.alloc(chunkBytes * 8);
+    for (let i = 0; i < database.length; i++) database[i] = rand() < 0.5 ? Math.floor(rand() * 256) : 32; // compressible, not trivially
+    const file = path.join(tempHome('paged-reuse'), 'paged.sqlite');
+    writeFrame(file, database, chunkBytes);
+    const contents = new PagedContents(openFrame(file), undefined, undefined, 2 * chunkBytes);
+    const buffers = new Set<ArrayBufferLike>();
+    for (let round = 0; round < 6; round++) {
+      for (let i = 0; i < 8; i++) {
+        const at = i * chunkBytes + 100;
+        const view = contents.subarray(at, at + 1000);
+        expect(Buffer.from(view).equals(database.subarray(at, at + 1000))).toBe(true);
+        buffers.add(view.buffer);
+      }
+    }
+    expect(contents.cacheStats.reloads).toBeGreaterThan(30);
+    // Two chunks held and the one just evicted: a new buffer per load would be 48.
+    expect(buffers.size).toBeLessThanOrEqual(3);
+    contents.close();
+  });
+
   for (const chunkBytes of [16384, 10000]) {
     it(`random writes through paged contents (${chunkBytes}-byte chunks) give the same database as plain sql.js, through two checkpoints`, async () => {
       const SQL = await loadSqlJs(WASM_PATH);

@@ -87,6 +87,13 @@ export class PagedContents {
   private evicted = new Uint8Array(0);
   private evictions = 0;
   private reloads = 0;
+  /**
+   * The last evicted chunk's buffer, which the next load decompresses into: a fresh 1 MB buffer
+   * per reload would be garbage the process keeps resident long after (pagedFrame.ts). Nothing
+   * keeps a view of an evicted chunk: reads copy out of `subarray` at once, and a capture only
+   * refers to written chunks, which are never evicted.
+   */
+  private spare: Buffer | undefined;
   /** Bumped on each write into a chunk; a checkpoint compares it to know what changed meanwhile. */
   private readonly versions: number[] = [];
   private readonly dirty = new Set<number>();
@@ -184,6 +191,7 @@ export class PagedContents {
         this.used[i] = 0;
         continue;
       }
+      this.spare = this.chunks[i];
       this.chunks[i] = undefined;
       this.resident--;
       this.evictions++;
@@ -250,7 +258,9 @@ export class PagedContents {
       try {
         this.syncLoads++;
         if (this.evicted[i]) this.reloads++;
-        loaded = this.frame.load(i);
+        const into = this.spare && this.frame.rawLength(i) === this.chunkBytes ? this.spare : undefined;
+        this.spare = undefined;
+        loaded = this.frame.load(i, into);
       } catch (err) {
         this.damage = err instanceof Error ? err : new Error(String(err));
         this.onDamage(this.damage);

@@ -1,7 +1,7 @@
 import { createHash, webcrypto } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
-import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
+import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressSync, constants as zlibConstants, createBrotliDecompress } from 'node:zlib';
 
 /**
  * The snapshot's one format: the database cut into small chunks, each compressed on its own and
@@ -196,12 +196,13 @@ export class PagedFrame {
    * into one buffer kept for the purpose: under a memory budget chunks are loaded again and again,
    * and a fresh buffer per load is garbage the collector frees only in large steps.
    */
-  load(i: number): Buffer {
+  load(i: number, into?: Buffer): Buffer {
     if (this.closed) throw new Error('the snapshot file was closed');
     const e = this.entry(i);
     if (this.scratch.length < e.length) this.scratch = Buffer.allocUnsafeSlow(Math.max(e.length, 2 * this.scratch.length));
     const payload = readExactlyInto(this.scratch, this.fd, e.length, e.at);
     if (!sha256(payload).equals(e.hash)) throw new Error(`the checksum does not match (chunk ${i})`);
+    if (into && into.length >= this.rawLength(i)) return this.checkLength(i, decompressInto(payload, into, this.rawLength(i)));
     return this.checkLength(i, brotliDecompressSync(payload, this.decompressOptions(i)));
   }
 
@@ -273,5 +274,41 @@ export class PagedFrame {
     if (this.closed) return;
     this.closed = true;
     if (this.reading === 0) fs.closeSync(this.fd);
+  }
+}
+
+/** The legacy synchronous entry of Node's zlib streams, and the output buffer it writes into. */
+interface SyncEngine {
+  _outBuffer: Buffer;
+  _outOffset: number;
+  _chunkSize: number;
+  _processChunk(chunk: Buffer, flushFlag: number): Buffer;
+  close(): void;
+}
+
+/**
+ * Decompresses a chunk into `into` (an evicted chunk's buffer), returning the first `raw` bytes
+ * written there. Under a budget chunks are evicted and loaded again hundreds of times a search;
+ * a new 1 MB buffer per load (and zlib's second one, allocated to look for more output) is freed
+ * only when V8 next collects, and glibc keeps such freed blocks in its arenas instead of giving
+ * them back, so the process's resident memory grew with every load far past the cache's share.
+ * Node's zlib has no public way to name the output buffer; its synchronous path writes into the
+ * engine's `_outBuffer`. Should a Node build not do so, the output is copied into `into`, so the
+ * bytes are the same either way.
+ */
+function decompressInto(payload: Buffer, into: Buffer, raw: number): Buffer {
+  const engine = createBrotliDecompress({ chunkSize: 64, maxOutputLength: Math.max(1, raw) }) as unknown as SyncEngine;
+  try {
+    engine._outBuffer = into.subarray(0, raw);
+    engine._outOffset = 0;
+    // How much zlib may write into `_outBuffer`; once it is full zlib allocates (never fills) one more to see whether more output follows.
+    engine._chunkSize = raw;
+    const out = engine._processChunk(payload, zlibConstants.BROTLI_OPERATION_FINISH);
+    if (out.buffer === into.buffer && out.byteOffset === into.byteOffset) return out;
+    if (out.length > into.length) return out; // checkLength refuses it
+    out.copy(into);
+    return into.subarray(0, out.length);
+  } finally {
+    engine.close();
   }
 }
