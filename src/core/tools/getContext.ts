@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { scopeField } from './commonFields';
-import { indexState, tokenBudget } from './outputFields';
+import { factFields, indexState, tokenBudget } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
@@ -13,16 +13,9 @@ const output = z.object({
   rules_first: z.literal(true).optional(),
   semantic: z.union([z.object({ model: z.string() }), z.object({ off: z.string() })]).optional(),
   facts: z.array(
-    z.object({
-      id: z.string(),
-      subject: z.string(),
-      predicate: z.string(),
-      object: z.string(),
-      scope: z.string(),
-      source: z.string(),
+    factFields.extend({
       valid_from: z.string(),
       valid_to: z.string().optional(),
-      recorded_at: z.string(),
       status: z.enum(['current', 'historical']),
     }),
   ),

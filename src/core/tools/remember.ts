@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { STATEMENT_MAX } from '../memory/memoryService';
 import { citesField, scopeField, sourceField } from './commonFields';
+import { savedFact } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
@@ -16,24 +17,7 @@ const output = z.union([
     recorded_at: z.string(),
     warning: z.string().optional(),
   }),
-  z.object({
-    warning: z.string().optional(),
-    ok: z.literal(true),
-    saved: z.literal('fact'),
-    id: z.string(),
-    subject: z.string(),
-    predicate: z.string(),
-    object: z.string(),
-    scope: z.string(),
-    source: z.string(),
-    recorded_at: z.string(),
-    replaced: z.object({
-      id: z.string(),
-      object: z.string(),
-      recorded_at: z.string(),
-    }).nullable(),
-    note_id: z.string().nullable(),
-  }),
+  savedFact,
 ]);
 
 export const rememberTool = defineTool({

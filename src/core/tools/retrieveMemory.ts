@@ -1,21 +1,15 @@
 import { z } from 'zod';
 import { scopeField } from './commonFields';
+import { factFields } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
 const output = z.object({
   ok: z.literal(true),
   subject: z.string(),
-  values: z.array(z.object({
-    id: z.string(),
-    subject: z.string(),
-    predicate: z.string(),
-    object: z.string(),
-    scope: z.string(),
-    source: z.string(),
+  values: z.array(factFields.extend({
     valid_from: z.string(),
     valid_to: z.string().nullable(),
-    recorded_at: z.string(),
     status: z.enum(['current', 'historical']),
     superseded_at: z.string().nullable(),
     superseded_by: z.string().nullable(),

@@ -1,27 +1,11 @@
 import { z } from 'zod';
 import { STATEMENT_MAX } from '../memory/memoryService';
 import { citesField, scopeField, sourceField } from './commonFields';
+import { savedFact } from './outputFields';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
-const output = z.object({
-  warning: z.string().optional(),
-  ok: z.literal(true),
-  saved: z.literal('fact'),
-  id: z.string(),
-  subject: z.string(),
-  predicate: z.string(),
-  object: z.string(),
-  scope: z.string(),
-  source: z.string(),
-  recorded_at: z.string(),
-  replaced: z.object({
-    id: z.string(),
-    object: z.string(),
-    recorded_at: z.string(),
-  }).nullable(),
-  note_id: z.string().nullable(),
-});
+const output = savedFact;
 
 export const saveMemoryTool = defineTool({
   name: 'save_memory',
