@@ -202,8 +202,8 @@ export class PagedFrame {
     if (this.scratch.length < e.length) this.scratch = Buffer.allocUnsafeSlow(Math.max(e.length, 2 * this.scratch.length));
     const payload = readExactlyInto(this.scratch, this.fd, e.length, e.at);
     if (!sha256(payload).equals(e.hash)) throw new Error(`the checksum does not match (chunk ${i})`);
-    if (into && into.length >= this.rawLength(i)) return this.checkLength(i, decompressInto(payload, into, this.rawLength(i)));
-    return this.checkLength(i, brotliDecompressSync(payload, this.decompressOptions(i)));
+    const reused = into && into.length >= this.rawLength(i) ? decompressInto(payload, into, this.rawLength(i)) : undefined;
+    return this.checkLength(i, reused ?? brotliDecompressSync(payload, this.decompressOptions(i)));
   }
 
   private scratch = Buffer.alloc(0);
@@ -293,11 +293,16 @@ interface SyncEngine {
  * only when V8 next collects, and glibc keeps such freed blocks in its arenas instead of giving
  * them back, so the process's resident memory grew with every load far past the cache's share.
  * Node's zlib has no public way to name the output buffer; its synchronous path writes into the
- * engine's `_outBuffer`. Should a Node build not do so, the output is copied into `into`, so the
- * bytes are the same either way.
+ * engine's `_outBuffer`. Should a Node build not do so, the output is copied into `into`; should it
+ * lack that entry, `undefined` sends the caller to the public path. The bytes are the same either way.
  */
-function decompressInto(payload: Buffer, into: Buffer, raw: number): Buffer {
+function decompressInto(payload: Buffer, into: Buffer, raw: number): Buffer | undefined {
   const engine = createBrotliDecompress({ chunkSize: 64, maxOutputLength: Math.max(1, raw) }) as unknown as SyncEngine;
+  // A Node build without the legacy entry gets the public path (a fresh buffer) instead of a failed read.
+  if (typeof engine._processChunk !== 'function') {
+    engine.close();
+    return undefined;
+  }
   try {
     engine._outBuffer = into.subarray(0, raw);
     engine._outOffset = 0;
