@@ -43,6 +43,32 @@ const passwordRule: SecretLintRuleCreator = {
   },
 };
 
+const AWS_SECRET_RULE = 'recollect/aws-secret-access-key';
+
+/**
+ * `AWS_SECRET_ACCESS_KEY="…"`, `aws_secret_access_key = …`, `"SecretAccessKey": "…"`. The preset's
+ * AWS rule ends its match at a word boundary, so a secret whose last character is `/` or `+`
+ * (about one in thirty) was kept; this rule ends at the next character that cannot be in a key.
+ */
+const AWS_SECRET = /(?:aws_?)?secret_?access_?key["']?[ \t]{0,3}(?::|=>|=)[ \t]{0,3}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi;
+
+const awsSecretRule: SecretLintRuleCreator = {
+  messages: { AWSSecretAccessKey: { en: () => 'found an AWS secret access key' } },
+  meta: { id: AWS_SECRET_RULE, type: 'scanner', recommended: true, supportedContentTypes: ['text'] },
+  create(context) {
+    const t = context.createTranslator({ AWSSecretAccessKey: { en: () => 'found an AWS secret access key' } });
+    return {
+      file(source) {
+        for (const m of source.content.matchAll(AWS_SECRET)) {
+          const key = m[1] ?? '';
+          const start = (m.index ?? 0) + m[0].lastIndexOf(key);
+          context.report({ message: t('AWSSecretAccessKey'), range: [start, start + key.length] });
+        }
+      },
+    };
+  },
+};
+
 /** The label a placeholder names, per messageId the rules report; a messageId not listed is labelled by its words. */
 const LABELS: Record<string, string> = {
   AWSAccessKeyID: 'AWS access key',
@@ -80,10 +106,10 @@ export function labelOf(messageId: string): string {
   return LABELS[messageId] ?? messageId.replace(/_/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
-/** The rules detection runs: every recommended rule but the comment filter, the password rule, and the extra rules given. */
+/** The rules detection runs: every recommended rule but the comment filter, our password and AWS secret rules, and the extra rules given. */
 export function secretRules(extra: readonly SecretLintRuleCreator[] = []): ConfiguredRule[] {
   const preset: ConfiguredRule[] = recommendedRules
     .filter((r) => r.meta.id !== COMMENT_FILTER)
     .map((r) => ({ rule: r as SecretLintRuleCreator, ...(r.meta.id === AWS ? { options: { enableIDScanRule: true } } : {}) }));
-  return [...preset, { rule: passwordRule }, ...extra.map((rule) => ({ rule }))];
+  return [...preset, { rule: passwordRule }, { rule: awsSecretRule }, ...extra.map((rule) => ({ rule }))];
 }

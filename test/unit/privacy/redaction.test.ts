@@ -36,6 +36,21 @@ describe('Redaction', () => {
     expect(d).toBe('the staging database password: [redacted: password], do not share');
   });
 
+  it('an AWS secret access key ending in "/" or "+" is replaced too, in the forms it is written in', async () => {
+    const r = new Redaction();
+    const body = pick(ALNUM, 39);
+    const texts = [
+      `export AWS_SECRET_ACCESS_KEY="${body}/"`,
+      `aws_secret_access_key = ${body}+`,
+      `{"SecretAccessKey": "${body}/", "region": "eu-west-1"}`,
+    ];
+    expect(await r.texts(texts, 'global')).toEqual([
+      'export AWS_SECRET_ACCESS_KEY="[redacted: AWS secret access key]"',
+      'aws_secret_access_key = [redacted: AWS secret access key]',
+      '{"SecretAccessKey": "[redacted: AWS secret access key]", "region": "eu-west-1"}',
+    ]);
+  });
+
   it('a password in a URL or a connection string is replaced alone, so the host stays readable', async () => {
     const r = new Redaction();
     expect(await r.text('see https://alice:pa55-w0rd@example.com/x and postgres://bob:Sup3r-s3cret@db.internal:5432/app', 'global')).toBe(
