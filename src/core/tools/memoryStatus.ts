@@ -1,6 +1,25 @@
 import { z } from 'zod';
 import { defineTool } from './toolDefinition';
 
+/** How far recall by meaning has got; an endpoint's state names its URL, the bundled model's its folder. */
+const embeddingsState = z.object({
+  error: z.string().optional(),
+  indexed: z.number().optional(),
+  total: z.number().optional(),
+  not_embedded: z.number().optional(),
+  memory: z.object({
+    indexed: z.number(),
+    total: z.number(),
+  }).optional(),
+  history: z.object({
+    indexed: z.number(),
+    total: z.number(),
+  }).optional(),
+  indexing: z.boolean().optional(),
+  provider: z.enum(['local', 'endpoint']).nullable(),
+  model: z.string().nullable(),
+});
+
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
 const output = z.object({
   vault: z.object({
@@ -31,41 +50,7 @@ const output = z.object({
     compaction: z.string().optional(),
   }),
   warnings: z.array(z.string()),
-  embeddings: z.union([z.object({
-    error: z.string().optional(),
-    indexed: z.number().optional(),
-    total: z.number().optional(),
-    not_embedded: z.number().optional(),
-    memory: z.object({
-      indexed: z.number(),
-      total: z.number(),
-    }).optional(),
-    history: z.object({
-      indexed: z.number(),
-      total: z.number(),
-    }).optional(),
-    indexing: z.boolean().optional(),
-    endpoint: z.string().nullable(),
-    provider: z.enum(['local', 'endpoint']).nullable(),
-    model: z.string().nullable(),
-  }), z.object({
-    error: z.string().optional(),
-    indexed: z.number().optional(),
-    total: z.number().optional(),
-    not_embedded: z.number().optional(),
-    memory: z.object({
-      indexed: z.number(),
-      total: z.number(),
-    }).optional(),
-    history: z.object({
-      indexed: z.number(),
-      total: z.number(),
-    }).optional(),
-    indexing: z.boolean().optional(),
-    model_dir: z.string().nullable(),
-    provider: z.enum(['local', 'endpoint']).nullable(),
-    model: z.string().nullable(),
-  })]).optional(),
+  embeddings: z.union([embeddingsState.extend({ endpoint: z.string().nullable() }), embeddingsState.extend({ model_dir: z.string().nullable() })]).optional(),
   semantic: z.boolean(),
   semantic_reason: z.string().nullable(),
   notes: z.number(),

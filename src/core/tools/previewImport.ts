@@ -2,57 +2,34 @@ import { z } from 'zod';
 import { IMPORT_FILE_MAX_BYTES } from '../transfer/importCheck';
 import { defineTool } from './toolDefinition';
 
+/** What a preview reports, staged (with a batch to apply) or not (with the reason in `note`). */
+const preview = z.object({
+  label: z.string(),
+  folder: z.string(),
+  files: z.number(),
+  bytes: z.number(),
+  would_create: z.array(z.string()),
+  conflicts: z.array(z.object({
+    index: z.number(),
+    path: z.string(),
+    reason: z.string(),
+  })),
+  unchanged: z.array(z.string()),
+  excluded: z.array(z.string()),
+  dates_clamped: z.array(z.object({
+    index: z.number(),
+    path: z.string(),
+    claimed: z.string(),
+    clamped_to: z.string(),
+  })),
+  creates: z.literal('notes'),
+  ok: z.literal(true),
+});
+
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
 const output = z.union([
-  z.object({
-    note: z.string(),
-    label: z.string(),
-    folder: z.string(),
-    files: z.number(),
-    bytes: z.number(),
-    would_create: z.array(z.string()),
-    conflicts: z.array(z.object({
-      index: z.number(),
-      path: z.string(),
-      reason: z.string(),
-    })),
-    unchanged: z.array(z.string()),
-    excluded: z.array(z.string()),
-    dates_clamped: z.array(z.object({
-      index: z.number(),
-      path: z.string(),
-      claimed: z.string(),
-      clamped_to: z.string(),
-    })),
-    creates: z.literal('notes'),
-    ok: z.literal(true),
-    staged: z.literal(false),
-  }),
-  z.object({
-    label: z.string(),
-    folder: z.string(),
-    files: z.number(),
-    bytes: z.number(),
-    would_create: z.array(z.string()),
-    conflicts: z.array(z.object({
-      index: z.number(),
-      path: z.string(),
-      reason: z.string(),
-    })),
-    unchanged: z.array(z.string()),
-    excluded: z.array(z.string()),
-    dates_clamped: z.array(z.object({
-      index: z.number(),
-      path: z.string(),
-      claimed: z.string(),
-      clamped_to: z.string(),
-    })),
-    creates: z.literal('notes'),
-    ok: z.literal(true),
-    staged: z.literal(true),
-    batchId: z.string(),
-    expires_at: z.string(),
-  }),
+  preview.extend({ note: z.string(), staged: z.literal(false) }),
+  preview.extend({ staged: z.literal(true), batchId: z.string(), expires_at: z.string() }),
 ]);
 
 export const previewImportTool = defineTool({
