@@ -18,8 +18,8 @@ export const handoffNoteField = z
   .max(NOTE_MAX)
   .describe('State of play for the next session: what is in progress, decisions that hold, the next step. Counted in the budget with the table of contents, never cut.');
 
-/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
-const output = z.object({
+/** What continue and fork both answer: the child session opened, its marker, the preset and the budget spent. */
+export const childSessionAnswer = z.object({
   session: z.object({
     id: z.string(),
     how: z.string(),
@@ -31,13 +31,26 @@ const output = z.object({
   ok: z.literal(true),
   childSessionId: z.string(),
   marker: z.string(),
-  intent: z.enum(['continue', 'fork']),
   presetUsed: z.object({
     name: z.enum(['compact', 'standard', 'generous']),
     budgetTokens: z.number(),
     chapterTargetTokens: z.number(),
     budgetOverridden: z.boolean(),
   }),
+  budget: z.object({
+    requested: z.number(),
+    used: z.number(),
+    remaining: z.number(),
+    toc: z.number(),
+    note: z.number(),
+  }),
+  warnings: z.array(z.string()),
+  firstMessage: z.string(),
+});
+
+/** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
+const output = childSessionAnswer.extend({
+  intent: z.enum(['continue', 'fork']),
   chapters: z.array(z.object({
     id: z.string(),
     title: z.string(),
@@ -53,17 +66,7 @@ const output = z.object({
     chapters: z.number(),
     tokens: z.number(),
   }),
-  warnings: z.array(z.string()),
-  budget: z.object({
-    requested: z.number(),
-    used: z.number(),
-    remaining: z.number(),
-    toc: z.number(),
-    note: z.number(),
-  }),
-  firstMessage: z.string(),
 });
-
 export const chaptersContinueTool = defineTool({
   name: 'chapters_continue',
   displayName: 'Chapters: archive and continue',

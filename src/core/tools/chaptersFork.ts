@@ -1,39 +1,11 @@
 import { z } from 'zod';
 import { isRefusal } from '../refusal';
-import { budgetTokensField, handoffNoteField } from './chaptersContinue';
+import { budgetTokensField, childSessionAnswer, handoffNoteField } from './chaptersContinue';
 import { presetField, sessionIdField } from './chaptersSegment';
 import { defineTool } from './toolDefinition';
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
-const output = z.object({
-  session: z.object({
-    id: z.string(),
-    how: z.string(),
-  }),
-  opened: z.object({
-    opened: z.boolean(),
-    how: z.string(),
-  }),
-  ok: z.literal(true),
-  childSessionId: z.string(),
-  marker: z.string(),
-  presetUsed: z.object({
-    name: z.enum(['compact', 'standard', 'generous']),
-    budgetTokens: z.number(),
-    chapterTargetTokens: z.number(),
-    budgetOverridden: z.boolean(),
-  }),
-  budget: z.object({
-    requested: z.number(),
-    used: z.number(),
-    remaining: z.number(),
-    toc: z.number(),
-    note: z.number(),
-  }),
-  cites: z.array(z.string()),
-  warnings: z.array(z.string()),
-  firstMessage: z.string(),
-});
+const output = childSessionAnswer.extend({ cites: z.array(z.string()) });
 
 export const chaptersForkTool = defineTool({
   name: 'chapters_fork',

@@ -14,6 +14,19 @@ export const presetField = z
   .optional()
   .describe('Budget preset: compact (first message ≤ 2,000 tokens, chapters ~6,000), standard (4,000 / 12,000, the default) or generous (8,000 / 24,000).');
 
+/** A plan the segment holds, with the verdict on whether it is still live. */
+const planRow = z.object({
+  seq: z.number(),
+  toolName: z.string(),
+  title: z.string(),
+  status: z.string(),
+  resultSeq: z.number().nullable(),
+  bytes: z.number(),
+  estimatedTokens: z.number(),
+  outline: z.array(z.string()),
+  verdict: z.string(),
+});
+
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
 const output = z.object({
   session: z.object({
@@ -48,29 +61,9 @@ const output = z.object({
     artifact: z.string().nullable(),
   })),
   toolResultsOmitted: z.number(),
-  plans: z.array(z.object({
-    seq: z.number(),
-    toolName: z.string(),
-    title: z.string(),
-    status: z.string(),
-    resultSeq: z.number().nullable(),
-    bytes: z.number(),
-    estimatedTokens: z.number(),
-    outline: z.array(z.string()),
-    verdict: z.string(),
-  })),
+  plans: z.array(planRow),
   plansOmitted: z.number(),
-  livePlans: z.array(z.object({
-    seq: z.number(),
-    toolName: z.string(),
-    title: z.string(),
-    status: z.string(),
-    resultSeq: z.number().nullable(),
-    bytes: z.number(),
-    estimatedTokens: z.number(),
-    outline: z.array(z.string()),
-    verdict: z.string(),
-  })),
+  livePlans: z.array(planRow),
   modeActive: z.boolean(),
   existingChapters: z.array(z.object({
     id: z.string(),
