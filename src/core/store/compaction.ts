@@ -10,7 +10,7 @@ import { removeDeadTemps } from './strayTemps';
 /** What `Store.compact()` did: the snapshot was replaced by its table-ordered copy, or why not. */
 export type CompactResult =
   | ({ ok: true; wallMs: number; /** The child process's peak RSS (bytes). */ childMaxRss: number } & Omit<CompactedFile, 'out' | 'source'>)
-  | { ok: false; reason: string; wallMs: number };
+  | { ok: false; reason: string; wallMs: number; /** A checkpoint replaced the snapshot while the copy was made; the copy was dropped. */ superseded?: true };
 
 /** Written beside the snapshot after each compaction; the database's content never records it. */
 export interface CompactionRecord {
@@ -57,8 +57,8 @@ export interface CompactorOptions {
 /**
  * Runs one compaction at a time (compactionJob.ts in a child process) and swaps its file in
  * under the store lock only if the snapshot is still the file that was compacted: a checkpoint
- * by any process meanwhile wins, and the compacted copy is discarded (the next idle checkpoint
- * may try again). Until the rename the old snapshot is untouched, so a crash loses nothing;
+ * by any process meanwhile wins, and the compacted copy is discarded (the store then tries again
+ * if it is still due: that checkpoint found this one running and started none). Until the rename the old snapshot is untouched, so a crash loses nothing;
  * a dead process's temp file is removed by the next open or compaction (strayTemps.ts).
  */
 export class Compactor {
@@ -178,7 +178,8 @@ export async function swapIn(
     }
     if (closed() || !current || !sameIdentity(identityOf(current), file.source)) {
       fs.rmSync(file.out, { force: true });
-      return { ok: false as const, reason: closed() ? 'the store closed during compaction' : 'another checkpoint replaced the snapshot meanwhile; the compacted copy was discarded' };
+      if (closed()) return { ok: false as const, reason: 'the store closed during compaction' };
+      return { ok: false as const, reason: 'another checkpoint replaced the snapshot meanwhile; the compacted copy was discarded', superseded: true as const };
     }
     fs.renameSync(file.out, snapshotFile);
     syncFolder(path.dirname(snapshotFile));

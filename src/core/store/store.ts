@@ -449,6 +449,9 @@ export class Store {
     }
     const result = await this.compactor.compact(background);
     if (!result.ok && result.reason.startsWith('compaction failed')) this.warnOnce(result.reason);
+    // The checkpoint that superseded the copy found this compaction running and so started none;
+    // with no later checkpoint (an idle store) nothing else would ever try again.
+    if (!result.ok && result.superseded && background && this.compactor.due(this.databaseBytes())) void this.compact(true).catch(() => undefined);
     return result;
   }
 
