@@ -410,17 +410,19 @@ async function runProcesses(cli: string, env: NodeJS.ProcessEnv, exitPeaks: stri
     for (const [i, s] of sessions.entries()) await callAll(s, [['search_text', { query: query(6 + i) }], ['chat_history', { mode: 'search', query: query(10 + i) }]]);
     await new Promise((r) => setTimeout(r, 2000));
   } finally {
-    // Closing is measured too: a closing store may checkpoint.
-    for (const s of sessions) {
-      if (s.label === 'recollect serve') continue;
-      await s.close().catch(() => undefined);
-    }
+    // Closing is measured too: a closing store may checkpoint. The clients go first and the owner
+    // (mcp #1) last, so no client takes the store over on the way out: a process's peak is that
+    // of its role (closed owner first, the last one left opened the whole store as the new owner).
     const serveSession = sessions.find((s) => s.label === 'recollect serve');
     await serveSession?.close().catch(() => undefined);
     if (serve && serve.exitCode === null && serve.signalCode === null) {
       const exited = new Promise((r) => serve?.once('exit', r));
       serve.kill('SIGTERM');
       await exited;
+    }
+    for (const s of [...sessions].reverse()) {
+      if (s.label === 'recollect serve') continue;
+      await s.close().catch(() => undefined);
     }
     await waitGone([...sampler.peaks.keys()], 120_000);
     sampler.stop();

@@ -1,3 +1,5 @@
+import { SessionBrowse } from './history/sessionBrowse';
+import { MemoryLookup } from './lookup/memoryLookup';
 import * as path from 'node:path';
 import { ActivityLog } from './activity/activityLog';
 import { ChaptersService } from './chapters/chaptersService';
@@ -48,6 +50,10 @@ export interface Services {
   activity: ActivityLog;
   memory: MemoryService;
   browse: MemoryBrowse;
+  /** Imported sessions as the history views and commands list and open them. */
+  sessions: SessionBrowse;
+  /** The notes language server's completions and lookups. */
+  lookup: MemoryLookup;
   history: HistoryService;
   importer: HistoryImporter;
   /** A person's forgetting of imported sessions and retention of raw tool outputs (commands and the CLI only: no tool offers it). */
@@ -117,6 +123,8 @@ export async function openServices(opts: Omit<StoreOptions, 'modules'>, extras: 
     memory: new MemoryService(store, vault, semantic, redaction),
     recall: new RecallService(store, vault, semantic),
     browse: new MemoryBrowse(store),
+    sessions: new SessionBrowse(store),
+    lookup: new MemoryLookup(store),
     history: new HistoryService(store),
     importer: new HistoryImporter(store, redaction),
     forget: new ForgetService(store, activity),

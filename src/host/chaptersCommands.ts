@@ -22,13 +22,11 @@ const NOTE_MAX = 40_000;
  * chapters_continue offers the next chat.
  */
 export function registerChapters(context: vscode.ExtensionContext, deps: ChaptersHostDeps): vscode.Disposable[] {
-  deps.services.then(
-    (s) => {
-      s.rules.machine.adopt(vscode.env.machineId);
-      s.chapters.useOpener(offeringOpener());
-    },
-    () => undefined,
-  );
+  // What only the store's owner holds: this window's while it owns the store (another window's otherwise, which sets the same).
+  deps.whenOwner((s) => {
+    s.rules.machine.adopt(vscode.env.machineId);
+    s.chapters.useOpener(offeringOpener());
+  });
   return [
     registerChatParticipant(context, deps),
     vscode.commands.registerCommand('recollect.continueWithChapters', (arg: unknown) => runDoor(deps, 'continue', arg)),
@@ -58,7 +56,7 @@ async function runDoor(deps: ChaptersHostDeps, intent: ChildIntent, arg: unknown
 
 async function reopen(deps: ChaptersHostDeps, arg: unknown) {
   const id = typeof arg === 'object' && arg !== null ? (arg as { childSessionId?: unknown }).childSessionId : undefined;
-  const next = typeof id === 'string' ? (await deps.services).chapters.firstMessageOf(id) : undefined;
+  const next = typeof id === 'string' ? await (await deps.services).chapters.firstMessageOf(id) : undefined;
   if (!next) {
     void vscode.window.showErrorMessage('Recollect: that session is not known here.');
     return refuse('unknown childSessionId');

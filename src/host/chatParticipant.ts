@@ -2,11 +2,14 @@ import * as vscode from 'vscode';
 import type { ContinueResult } from '../core/chapters/archive';
 import type { ChildIntent } from '../core/chapters/chaptersSchema';
 import { isRefusal } from '../core/refusal';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import type { Services } from '../core/services';
 import { openNextSession } from './openNextSession';
 
 export interface ChaptersHostDeps {
-  services: Promise<Services>;
+  services: Promise<RemoteServices>;
+  /** Runs `fn` on this window's own services whenever it owns the store (storeOwnership.ts). */
+  whenOwner(fn: (s: Services) => void): void;
   /** Imports the watched transcript folders now, so the chat being talked in is in the store. */
   importNow(): Promise<unknown>;
   log: vscode.LogOutputChannel;
@@ -56,10 +59,10 @@ async function handle(deps: ChaptersHostDeps, request: vscode.ChatRequest, strea
   }
 }
 
-async function door(deps: ChaptersHostDeps, s: Services, intent: ChildIntent, note: string, stream: vscode.ChatResponseStream, token: vscode.CancellationToken): Promise<vscode.ChatResult> {
+async function door(deps: ChaptersHostDeps, s: RemoteServices, intent: ChildIntent, note: string, stream: vscode.ChatResponseStream, token: vscode.CancellationToken): Promise<vscode.ChatResult> {
   stream.progress('Finding this chat in the imported history…');
   const chat = await findThisChat(deps, s, intent, token);
-  if (!chat) return notFound(s, intent, stream);
+  if (!chat) return await notFound(s, intent, stream);
   stream.progress(`Archiving "${chat.title ?? chat.id}"…`);
   const result = await s.chapters.door({ sessionId: chat.id, intent, note: note.trim() || undefined, client: PARTICIPANT_CLIENT });
   if (isRefusal(result)) {
@@ -76,19 +79,19 @@ async function door(deps: ChaptersHostDeps, s: Services, intent: ChildIntent, no
 }
 
 /** This chat: the newest VS Code chat whose latest request is this very command, once its transcript is on disk. */
-async function findThisChat(deps: ChaptersHostDeps, s: Services, command: string, token: vscode.CancellationToken) {
+async function findThisChat(deps: ChaptersHostDeps, s: RemoteServices, command: string, token: vscode.CancellationToken) {
   for (let attempt = 0; attempt < FIND_ATTEMPTS && !token.isCancellationRequested; attempt++) {
     if (attempt) await new Promise((r) => setTimeout(r, FIND_DELAY_MS));
     await deps.importNow();
-    const found = s.chapters.chatEndingWith(['@recollect', `/${command}`]);
+    const found = await s.chapters.chatEndingWith(['@recollect', `/${command}`]);
     if (found) return found;
   }
   return undefined;
 }
 
 /** Never a guess that archives the wrong chat: the person picks with a click. */
-function notFound(s: Services, intent: ChildIntent, stream: vscode.ChatResponseStream): vscode.ChatResult {
-  const newest = s.history.currentSession({ client: 'copilot' });
+async function notFound(s: RemoteServices, intent: ChildIntent, stream: vscode.ChatResponseStream): Promise<vscode.ChatResult> {
+  const newest = await s.history.currentSession({ client: 'copilot' });
   const md = new vscode.MarkdownString('VS Code has not written this chat to disk yet, so Recollect cannot see it. Nothing was archived.');
   if (newest) {
     md.appendMarkdown('\n\nThe newest chat Recollect has is ').appendText(`"${newest.title ?? newest.id}"`).appendMarkdown('. If that is this one, continue it with the button; otherwise use **Continue with chapters** in the session history once this chat shows up there.');
@@ -111,16 +114,13 @@ function describe(r: ContinueResult): vscode.MarkdownString {
   return md;
 }
 
-async function status(deps: ChaptersHostDeps, s: Services, stream: vscode.ChatResponseStream, token: vscode.CancellationToken): Promise<vscode.ChatResult> {
+async function status(deps: ChaptersHostDeps, s: RemoteServices, stream: vscode.ChatResponseStream, token: vscode.CancellationToken): Promise<vscode.ChatResult> {
   const chat = await findThisChat(deps, s, 'status', token);
   if (!chat) {
     stream.markdown('VS Code has not written this chat to disk yet, so Recollect cannot see it; nothing of it is archived.');
     return {};
   }
-  const ceiling = s.chapters.ceiling(chat.id);
-  const chapters = s.chapters.chaptersOf(chat.id);
-  const lineage = s.chapters.lineage(chat.id);
-  const children = s.chapters.childrenOf(chat.id);
+  const [ceiling, chapters, lineage, children] = await Promise.all([s.chapters.ceiling(chat.id), s.chapters.chaptersOf(chat.id), s.chapters.lineage(chat.id), s.chapters.childrenOf(chat.id)]);
   const md = new vscode.MarkdownString().appendMarkdown('**This chat:** ').appendText(chat.title ?? chat.id).appendMarkdown(` (\`${chat.id}\`)\n\n`);
   if (!isRefusal(ceiling)) md.appendMarkdown(`- Archivable up to seq ${ceiling.archiveCeiling}${ceiling.openTurn ? ` (the turn from seq ${ceiling.openTurn.fromSeq} is still running)` : ''}\n`);
   md.appendMarkdown(`- ${chapters.length} chapter${chapters.length === 1 ? '' : 's'} archived${chapters.length ? `, up to seq ${Math.max(...chapters.map((c) => c.endSeq))}` : ''}\n`);
@@ -130,12 +130,12 @@ async function status(deps: ChaptersHostDeps, s: Services, stream: vscode.ChatRe
   return {};
 }
 
-function search(s: Services, query: string, stream: vscode.ChatResponseStream): vscode.ChatResult {
+async function search(s: RemoteServices, query: string, stream: vscode.ChatResponseStream): Promise<vscode.ChatResult> {
   if (!query.trim()) {
     stream.markdown('Give words to search for, e.g. `@recollect /search sqlite lock`.');
     return {};
   }
-  const r = s.chapters.search({ query, budget: 1_500 });
+  const r = await s.chapters.search({ query, budget: 1_500 });
   if (isRefusal(r)) {
     stream.markdown(new vscode.MarkdownString().appendText(r.reason));
     return {};

@@ -5,7 +5,9 @@ import type { ActivityPage } from '../core/activity/activityLog';
 import { activityText } from '../core/activity/activityText';
 import type { ImportReport } from '../core/history/importer';
 import { vaultRoot } from '../core/memory/vault/vaultLayout';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
+import type { StoreRole } from '../core/tools/toolDefinition';
+import type { StoreAccess } from '../core/owner/storeAccess';
 import { MCP_FORMAT_LABELS, mcpCommand, type McpCommandFormat } from './mcpCommand';
 import type { StatusBar } from './statusBar';
 import { formatBytes, storeSizeOnDisk } from './storeSize';
@@ -13,7 +15,11 @@ import { forgetCommands } from './forgetCommands';
 import { exportMemoryCommand, importMemoryCommand } from './transferCommands';
 
 interface CommandDeps {
-  services: Promise<Services>;
+  services: Promise<RemoteServices>;
+  /** Who owns the store and whether this window is it. */
+  storeRole(): StoreRole;
+  /** The store's tools, run by whichever process owns it. */
+  store: StoreAccess;
   log: vscode.LogOutputChannel;
   home: string;
   extensionPath: string;
@@ -42,14 +48,12 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     },
     'recollect.showStatus': async () => {
       const services = await deps.services;
-      const status = services.memory.status();
-      const history = services.history.counts();
-      const size = await storeSizeOnDisk(deps.home);
-      const role = services.storeRole?.();
-      const owner = role ? `; owner: process ${role.owner.pid} (${role.owner.kind}), this window ${role.this_process === 'owner' ? 'is the owner' : role.this_process === 'client' ? 'is its client' : 'holds its own copy'}` : '';
+      const [status, history, size] = await Promise.all([services.memory.status(), services.history.counts(), storeSizeOnDisk(deps.home)]);
+      const role = deps.storeRole();
+      const owner = `; owner: process ${role.owner.pid} (${role.owner.kind}), this window ${role.this_process === 'owner' ? 'is the owner' : 'is its client'}`;
       const text = `Recollect: ${status.facts} facts (${status.current_facts} current), ${status.entries} note entries, ${status.entities} entities, ${history.sessions} sessions — store ${deps.home} (${formatBytes(size.bytes)})${owner}`;
       void vscode.window.showInformationMessage(text);
-      return { ...status, sessions: history.sessions, bytes: size.bytes, ...(role ? { store_owner: role } : {}) };
+      return { ...status, sessions: history.sessions, bytes: size.bytes, store_owner: role };
     },
     'recollect.showActivity': () => showActivity(deps, activity),
     'recollect.rebuildIndex': () => rebuildIndex(deps),
@@ -104,7 +108,7 @@ class ActivityDocument implements vscode.TextDocumentContentProvider {
 
 /** Opens Recollect's own recent tool calls; returns what it showed. */
 async function showActivity(deps: CommandDeps, view: ActivityDocument) {
-  const page = (await deps.services).activity.recent(ACTIVITY_SHOWN);
+  const page = await (await deps.services).activity.recent(ACTIVITY_SHOWN);
   view.refresh(page);
   const doc = await vscode.workspace.openTextDocument(ACTIVITY_URI);
   await vscode.window.showTextDocument(doc, { preview: true });
@@ -120,8 +124,7 @@ async function rebuildIndex(deps: CommandDeps) {
     () => services.store.rebuild(),
   )));
   const ms = Date.now() - started;
-  const status = services.memory.status();
-  const history = services.history.counts();
+  const [status, history] = await Promise.all([services.memory.status(), services.history.counts()]);
   const skipped = result.skippedLines ? ` ${result.skippedLines} journal lines could not be applied (see the log).` : '';
   deps.log.info(`rebuilt from ${result.journalBytes} journal bytes in ${ms} ms: ${status.facts} facts, ${status.entries} note entries, ${history.sessions} sessions; ${result.skippedLines} lines skipped`);
   void vscode.window.showInformationMessage(`Recollect rebuilt its index from ${formatBytes(result.journalBytes)} of journal in ${(ms / 1000).toFixed(1)} s: ${status.facts} facts, ${status.entries} note entries, ${history.sessions} sessions.${skipped}`);

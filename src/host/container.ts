@@ -7,10 +7,10 @@ import { askLimitFrom } from '../core/requests/requestService';
 import { openServices, type Services } from '../core/services';
 import { resolveStoreHome } from '../core/store/home';
 import { warmTokenizer } from '../core/text/tokens';
-import { invokeTool } from '../core/tools/invoke';
 import { findTool } from '../core/tools/registry';
-import type { ToolFamily } from '../core/tools/toolDefinition';
-import type { ImportReport } from '../core/history/importer';
+import type { StoreRole, ToolFamily } from '../core/tools/toolDefinition';
+import { emptyReport, type ImportReport } from '../core/history/importer';
+import { ExcludeGlobs } from '../core/history/excludeGlobs';
 import { registerChapters } from './chaptersCommands';
 import { registerCommands } from './commands';
 import { HistoryWatcher } from './historyWatcher';
@@ -36,8 +36,11 @@ export function storeClosed(): Promise<void> {
 
 /** What the extension exports: used by the end-to-end tests and by other extensions. */
 export interface RecollectApi {
+  /** This window's own services, when it owns the store (a window that is another's client holds none). */
   services: Promise<Services>;
   invoke(name: string, input: unknown): Promise<object>;
+  /** Who owns the store and whether this window is it. */
+  storeRole(): StoreRole;
   /** Imports every watched transcript folder now. */
   importNow(): Promise<ImportReport>;
   historyRoots(): string[];
@@ -69,20 +72,23 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     redaction: () => redactionSettingsFrom({ extraPatterns: config().get('redaction.extraPatterns'), disabledScopes: config().get('redaction.disabledScopes') }),
   });
   const store = joinStoreAsHost({ home, build: String(context.extension.packageJSON.version ?? ''), open, log });
+  // The views, commands, tools and language server all go through this, in the owner as in a client.
   const services = store.services;
   // Closing the window closes the store, or leaves it to the next owner. VS Code calls deactivate
   // (which waits for it) before it disposes the subscriptions; either starts it, once.
   closeStore = () => (storeClosing ??= store.close());
   context.subscriptions.push({ dispose: () => void closeStore?.() });
+  // What only the store's owner has: its store's warnings and the background indexing's progress.
+  store.whenOwner((s) => {
+    log.info(`store open at ${home}`);
+    for (const w of s.store.warnings) log.warn(w);
+    if (s.store.warnings.length) void vscode.window.showWarningMessage(`Recollect: ${s.store.warnings[0]}`, 'Show Log').then((pick) => pick && log.show());
+    context.subscriptions.push(showSemanticProgress(s, log));
+    const sem = s.semantic.state();
+    log.info(sem.model ? `semantic recall: ${sem.provider} model ${sem.model} (${sem.source})` : `semantic recall is off: ${sem.reason}`);
+  });
   services.then(
-    (s) => {
-      log.info(`store open at ${home}`);
-      for (const w of s.store.warnings) log.warn(w);
-      if (s.store.warnings.length) void vscode.window.showWarningMessage(`Recollect: ${s.store.warnings[0]}`, 'Show Log').then((pick) => pick && log.show());
-      context.subscriptions.push(showSemanticProgress(s, log));
-      const sem = s.semantic.state();
-      log.info(sem.model ? `semantic recall: ${sem.provider} model ${sem.model} (${sem.source})` : `semantic recall is off: ${sem.reason}`);
-    },
+    () => undefined,
     (err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
       log.error(`store failed to open at ${home}: ${message}`);
@@ -92,7 +98,13 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
 
   const status = new StatusBar(services, home);
   context.subscriptions.push(status);
-  const watcher = new HistoryWatcher(context, services, log, status);
+  const importPaths = async (paths: string[], globs: string[]): Promise<ImportReport> => {
+    const own = store.link.ownServices();
+    if (own) return (await own).importer.importPaths(paths, emptyReport(), new ExcludeGlobs(globs));
+    // A client: the owner imports (and builds the summaries of what it imported).
+    return (await store.link.call({ op: 'import', paths, globs })) as ImportReport;
+  };
+  const watcher = new HistoryWatcher(context, services, { importPaths, scans: () => store.link.isOwner }, log, status);
   context.subscriptions.push(watcher);
   services.then(() => {
     watcher.schedule();
@@ -102,21 +114,21 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   const workspace = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const familyEnabled = (family: ToolFamily) => config().get<Record<string, boolean>>('toolFamilies')?.[family] !== false;
   const version = String(context.extension.packageJSON.version ?? '');
-  context.subscriptions.push(registerToolSurface({ services, familyEnabled, workspace, extensionPath: context.extensionPath, home, version, log }));
-  context.subscriptions.push(...registerCommands({ services, log, home, extensionPath: context.extensionPath, status, importNow: () => watcher.importNow() }));
+  context.subscriptions.push(registerToolSurface({ store: store.link, familyEnabled, workspace, extensionPath: context.extensionPath, home, version, log }));
+  context.subscriptions.push(...registerCommands({ services, storeRole: () => store.link.storeRole(), store: store.link, log, home, extensionPath: context.extensionPath, status, importNow: () => watcher.importNow() }));
   context.subscriptions.push(new NotesLanguageClient(context, services, home, log));
-  context.subscriptions.push(registerMemoryView(context, services));
-  context.subscriptions.push(...registerChapters(context, { services, log, importNow: () => watcher.importNow() }));
-  context.subscriptions.push(...registerTeamPool(context, { services, home, log, onStatus: (s) => status.setPool(s) }));
-  context.subscriptions.push(...registerSessionHistory(context, services), ...registerRulesReview(context, services, () => void status.refresh()));
+  context.subscriptions.push(registerMemoryView(context, services, home));
+  context.subscriptions.push(...registerChapters(context, { services, whenOwner: store.whenOwner, log, importNow: () => watcher.importNow() }));
+  context.subscriptions.push(...registerTeamPool(context, { own: store.ownNow, whenOwner: store.whenOwner, home, log, onStatus: (s) => status.setPool(s) }));
+  context.subscriptions.push(...registerSessionHistory(context, services), ...registerRulesReview(context, services, store.whenOwner, () => void status.refresh()));
 
   return {
-    services,
+    services: store.own,
     async invoke(name, input) {
-      const tool = findTool(name);
-      if (!tool) throw new Error(`unknown tool ${name}`);
-      return invokeTool(tool, input, await services, { client: 'vscode-extension', workspace: workspace() });
+      if (!findTool(name)) throw new Error(`unknown tool ${name}`);
+      return store.link.callTool(name, input, { client: 'vscode-extension', workspace: workspace() });
     },
+    storeRole: () => store.link.storeRole(),
     importNow: () => watcher.importNow(),
     historyRoots: () => watcher.roots().map((r) => r.path),
     vscodeStorage: () => watcher.vscodeStorage(),

@@ -1,12 +1,11 @@
 import * as vscode from 'vscode';
 import type { ForgetScope } from '../core/history/forgetOps';
 import type { ForgetReport } from '../core/history/forgetService';
-import { SessionBrowse } from '../core/history/sessionBrowse';
 import { isRefusal } from '../core/refusal';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 
 interface ForgetDeps {
-  services: Promise<Services>;
+  services: Promise<RemoteServices>;
   log: vscode.LogOutputChannel;
 }
 
@@ -47,8 +46,8 @@ export function forgetCommands(deps: ForgetDeps): Record<string, (arg?: unknown)
   };
 }
 
-async function pickSession(services: Services): Promise<string | undefined> {
-  const { sessions } = new SessionBrowse(services.store).list({ limit: 500 });
+async function pickSession(services: RemoteServices): Promise<string | undefined> {
+  const { sessions } = await services.sessions.list({ limit: 500 });
   const picked = await vscode.window.showQuickPick(
     sessions.map((s) => ({ label: s.title ?? s.id, description: `${s.source}${s.workspace ? ` · ${s.workspace}` : ''}`, detail: s.updatedAt ?? undefined, id: s.id })),
     { title: 'Recollect: forget which imported session?', matchOnDescription: true, matchOnDetail: true },
@@ -56,8 +55,8 @@ async function pickSession(services: Services): Promise<string | undefined> {
   return picked?.id;
 }
 
-async function pickWorkspace(services: Services): Promise<string | undefined> {
-  const known = new SessionBrowse(services.store).facets().workspaces;
+async function pickWorkspace(services: RemoteServices): Promise<string | undefined> {
+  const known = (await services.sessions.facets()).workspaces;
   const open = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
   const items = [...new Set([...open, ...known.map((w) => w.name)])].map((name) => ({
     label: name,
@@ -67,8 +66,8 @@ async function pickWorkspace(services: Services): Promise<string | undefined> {
   return picked?.label;
 }
 
-async function confirmAndForget(deps: ForgetDeps, services: Services, scope: ForgetScope): Promise<ForgetReport | undefined> {
-  const sessions = services.forget.preview(scope);
+async function confirmAndForget(deps: ForgetDeps, services: RemoteServices, scope: ForgetScope): Promise<ForgetReport | undefined> {
+  const sessions = await services.forget.preview(scope);
   if (!sessions.length) {
     void vscode.window.showInformationMessage(`Recollect: no imported session matches ${describeScope(scope)}; nothing was forgotten.`);
     return undefined;

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import { SESSION_ID, type HistoryHandlers, type HistoryHostMessage } from '../../webview/shared/historyProtocol';
 import { answerHistoryMessage, historyViewHandlers, type DoorCommandResult, type HistoryPorts } from './historyViewHandlers';
 import { renderWebview } from './webviewHtml';
@@ -14,7 +14,7 @@ type Target = { sessionId?: string; seq?: number };
  * on a session and row) and brought back by VS Code after a reload. The page keeps its own
  * state (vscode.setState), so it is not kept alive while hidden.
  */
-export function registerSessionHistory(context: vscode.ExtensionContext, services: Promise<Services>): vscode.Disposable[] {
+export function registerSessionHistory(context: vscode.ExtensionContext, services: Promise<RemoteServices>): vscode.Disposable[] {
   let panel: vscode.WebviewPanel | undefined;
   let opening: Target = {};
   const ports: HistoryPorts = {

@@ -1,7 +1,7 @@
 import type { ContinueResult } from '../core/chapters/archive';
-import { SessionBrowse, type BrowsedRow, type BrowsedSession } from '../core/history/sessionBrowse';
+import type { BrowsedRow, BrowsedSession } from '../core/history/sessionBrowse';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import { isRefusal, type Refusal } from '../core/refusal';
-import type { Services } from '../core/services';
 import {
   SESSIONS_MAX,
   parseHistoryRequest,
@@ -39,32 +39,33 @@ export interface HistoryPorts {
   takeOpening(): { sessionId?: string; seq?: number };
 }
 
-export function historyViewHandlers(services: Services, ports: HistoryPorts, browse = new SessionBrowse(services.store)): HistoryHandlers {
-  const known = (sessionId: string): BrowsedSession => {
-    const found = browse.summaries([sessionId])[0];
+export function historyViewHandlers(services: RemoteServices, ports: HistoryPorts): HistoryHandlers {
+  const browse = services.sessions;
+  const known = async (sessionId: string): Promise<BrowsedSession> => {
+    const found = (await browse.summaries([sessionId]))[0];
     if (!found) throw new RefusedError(`no imported session ${sessionId}: it may have been removed; pick another from the list`);
     return found;
   };
   return {
     opening: () => ports.takeOpening(),
-    sessions: (filters) => listSessions(services, browse, filters),
-    session({ sessionId }) {
-      const session = known(sessionId);
-      const ceiling = services.chapters.ceiling(sessionId);
+    sessions: (filters) => listSessions(services, filters),
+    async session({ sessionId }) {
+      const session = await known(sessionId);
+      const [ceiling, rows, chapters, children] = await Promise.all([services.chapters.ceiling(sessionId), browse.rows(sessionId, PREVIEW_CHARS), services.chapters.chaptersOf(sessionId), services.chapters.childrenOf(sessionId)]);
       if (isRefusal(ceiling)) throw new RefusedError(ceiling.reason);
       return {
         session: summary(session),
-        rows: browse.rows(sessionId, PREVIEW_CHARS).map(toRow),
-        chapters: services.chapters.chaptersOf(sessionId).map((c) => ({ id: c.id, title: c.title, summary: c.summary, startSeq: c.startSeq, endSeq: c.endSeq, tokens: c.tokens, sha256: c.sha256 })),
+        rows: rows.map(toRow),
+        chapters: chapters.map((c) => ({ id: c.id, title: c.title, summary: c.summary, startSeq: c.startSeq, endSeq: c.endSeq, tokens: c.tokens, sha256: c.sha256 })),
         ceiling: { archiveCeiling: ceiling.archiveCeiling, openTurn: ceiling.openTurn ? { fromSeq: ceiling.openTurn.fromSeq, reason: ceiling.openTurn.reason } : null },
-        children: services.chapters.childrenOf(sessionId).map((c) => ({ id: c.id, intent: c.intent, uptoSeq: c.uptoSeq, createdAt: new Date(c.createdAt).toISOString(), linkedSessionId: c.linkedSessionId })),
+        children: children.map((c) => ({ id: c.id, intent: c.intent, uptoSeq: c.uptoSeq, createdAt: new Date(c.createdAt).toISOString(), linkedSessionId: c.linkedSessionId })),
       };
     },
-    rowText({ sessionId, seq }) {
-      const event = browse.eventText(sessionId, seq, ROW_TEXT_MAX);
+    async rowText({ sessionId, seq }) {
+      const event = await browse.eventText(sessionId, seq, ROW_TEXT_MAX);
       if (!event) throw new RefusedError(`session ${sessionId} has no event ${seq}`);
-      const resultSeq = event.kind === 'tool_call' && event.callId ? browse.resultOf(sessionId, event.callId) : undefined;
-      const result = resultSeq === undefined ? undefined : browse.eventText(sessionId, resultSeq, ROW_TEXT_MAX);
+      const resultSeq = event.kind === 'tool_call' && event.callId ? await browse.resultOf(sessionId, event.callId) : undefined;
+      const result = resultSeq === undefined ? undefined : await browse.eventText(sessionId, resultSeq, ROW_TEXT_MAX);
       return {
         seq: event.seq,
         text: event.text,
@@ -73,7 +74,7 @@ export function historyViewHandlers(services: Services, ports: HistoryPorts, bro
         ...(result ? { result: { seq: result.seq, text: result.text, bytes: result.bytes, truncated: result.truncated, isError: result.isError } } : {}),
       };
     },
-    door: (params) => door(services, browse, ports, params),
+    door: (params) => door(services, ports, params),
     async openLink({ url }) {
       return { opened: await ports.openExternal(url) };
     },
@@ -89,10 +90,10 @@ export function answerHistoryMessage(raw: unknown, handlers: HistoryHandlers | P
  * Checked here before the command runs, so a message naming a row that is not an assistant
  * reply, or one above the archive ceiling, is answered with the reason and nothing is archived.
  */
-async function door(services: Services, browse: SessionBrowse, ports: HistoryPorts, p: { intent: DoorIntent; sessionId: string; uptoSeq: number }): Promise<DoorOutcome> {
-  const ceiling = services.chapters.ceiling(p.sessionId);
+async function door(services: RemoteServices, ports: HistoryPorts, p: { intent: DoorIntent; sessionId: string; uptoSeq: number }): Promise<DoorOutcome> {
+  const ceiling = await services.chapters.ceiling(p.sessionId);
   if (isRefusal(ceiling)) return { ok: false, reason: ceiling.reason };
-  if (browse.kindAt(p.sessionId, p.uptoSeq) !== 'assistant') return { ok: false, reason: `seq ${p.uptoSeq} is not an assistant reply in ${p.sessionId}; a session is archived up to a reply. Nothing was archived.` };
+  if ((await services.sessions.kindAt(p.sessionId, p.uptoSeq)) !== 'assistant') return { ok: false, reason: `seq ${p.uptoSeq} is not an assistant reply in ${p.sessionId}; a session is archived up to a reply. Nothing was archived.` };
   if (p.uptoSeq > ceiling.archiveCeiling) {
     const why = ceiling.openTurn ? ` (${ceiling.openTurn.reason})` : '';
     return { ok: false, reason: `seq ${p.uptoSeq} is above the archive ceiling ${ceiling.archiveCeiling}: it is in an unfinished turn${why}. Nothing was archived.` };
@@ -111,17 +112,18 @@ async function door(services: Services, browse: SessionBrowse, ports: HistoryPor
   };
 }
 
-function listSessions(services: Services, browse: SessionBrowse, f: SessionFilters) {
+async function listSessions(services: RemoteServices, f: SessionFilters) {
+  const browse = services.sessions;
   const since = f.since ? startOfDay(f.since) : undefined;
   const before = f.until ? startOfDay(f.until) + DAY_MS : undefined;
-  const facets = browse.facets();
+  const facets = await browse.facets();
   const query = f.query?.trim();
   if (!query) {
-    const { sessions, total } = browse.list({ source: f.source, workspace: f.workspace, since, before, limit: SESSIONS_MAX });
+    const { sessions, total } = await browse.list({ source: f.source, workspace: f.workspace, since, before, limit: SESSIONS_MAX });
     const capped = total > sessions.length ? ` (the newest ${sessions.length} shown; narrow the filters to see older ones)` : '';
     return { sessions: sessions.map(summary), total, ...facets, note: `${total} session${total === 1 ? '' : 's'}, most recently active first${capped}` };
   }
-  const found = services.history.search({ query, limit: SEARCH_EVENTS, sort: 'relevance', source: f.source, since, before });
+  const found = await services.history.search({ query, limit: SEARCH_EVENTS, sort: 'relevance', source: f.source, since, before });
   if (isRefusal(found)) throw new RefusedError(found.reason);
   // Hits arrive best first: a session ranks by its best event, and keeps that event's excerpt.
   const bySession = new Map<string, { snippet: string; matches: number }>();
@@ -130,7 +132,7 @@ function listSessions(services: Services, browse: SessionBrowse, f: SessionFilte
     if (seen) seen.matches++;
     else bySession.set(h.session_id, { snippet: h.snippet, matches: 1 });
   }
-  const sessions = browse.summaries([...bySession.keys()], { workspace: f.workspace }).map((s) => ({ ...summary(s), ...bySession.get(s.id) }));
+  const sessions = (await browse.summaries([...bySession.keys()], { workspace: f.workspace })).map((s) => ({ ...summary(s), ...bySession.get(s.id) }));
   const looked = found.total > found.shown ? `the best ${found.shown} of ${found.total} matching events` : `${found.total} matching event${found.total === 1 ? '' : 's'}`;
   return { sessions, total: sessions.length, ...facets, note: `${sessions.length} session${sessions.length === 1 ? '' : 's'} hold ${looked}, best match first` };
 }

@@ -2,11 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ExcludeGlobs } from '../core/history/excludeGlobs';
-import { emptyReport, type ImportReport } from '../core/history/importer';
+import type { ImportReport } from '../core/history/importer';
 import type { ToolOutputRetention } from '../core/history/retention';
 import { agentTranscriptRoots, vscodeTranscriptRoots, type SourceSwitch, type TranscriptRoot } from '../core/history/locations';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import type { StatusBar } from './statusBar';
 
 /** A first import with more files than this shows a progress notification. */
@@ -16,9 +15,17 @@ const DEBOUNCE_MS = 1_500;
 /** Retention cut-offs move once a day (retention.ts), so it is looked at about as often. */
 const RETENTION_EVERY_MS = 6 * 60 * 60 * 1000;
 
+/** How the watcher imports: in this window while it owns the store, else by the owner (storeOwnership.ts). */
+export interface HistoryImport {
+  importPaths(paths: string[], globs: string[]): Promise<ImportReport>;
+  /** Only the owner scans in the background: the folders are the same for every window, so one scan covers them all. */
+  scans(): boolean;
+}
+
 /**
  * Imports transcripts in the background: at start, whenever a watched folder changes, and on
- * a slow timer (for folders a watcher cannot see). Unchanged files cost one stat each.
+ * a slow timer (for folders a watcher cannot see). Unchanged files cost one stat each. A window
+ * that is a client of another imports only when asked (a command, the chat participant).
  */
 export class HistoryWatcher implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
@@ -32,7 +39,8 @@ export class HistoryWatcher implements vscode.Disposable {
 
   constructor(
     private readonly context: vscode.ExtensionContext,
-    private readonly services: Promise<Services>,
+    private readonly services: Promise<RemoteServices>,
+    private readonly importer: HistoryImport,
     private readonly log: vscode.LogOutputChannel,
     private readonly status: StatusBar,
   ) {
@@ -82,12 +90,13 @@ export class HistoryWatcher implements vscode.Disposable {
   }
 
   schedule(): void {
+    if (!this.importer.scans()) return;
     if (this.debounce) clearTimeout(this.debounce);
     this.debounce = setTimeout(() => void this.importNow(), DEBOUNCE_MS);
   }
 
   /** The summary DAG catches up in the background: summarising never holds up an import or the editor. */
-  private buildSummaries(services: Services): void {
+  private buildSummaries(services: RemoteServices): void {
     this.summariesStarted = true;
     services.lcm.buildAll().then(
       (r) => (r.leaves || r.condensed || r.removed) && this.log.info(`summaries: ${r.leaves} leaves and ${r.condensed} condensed built, ${r.removed} rebuilt, in ${r.sessions} sessions`),
@@ -96,7 +105,7 @@ export class HistoryWatcher implements vscode.Disposable {
   }
 
   /** Drops raw tool outputs past their source's retention (a setting change is acted on at once); a failure is logged, never thrown into the import. */
-  private async retain(services: Services, setting: ToolOutputRetention): Promise<void> {
+  private async retain(services: RemoteServices, setting: ToolOutputRetention): Promise<void> {
     const key = JSON.stringify(setting);
     if (key === this.retainedSetting && Date.now() - this.retainedAt < RETENTION_EVERY_MS) return;
     this.retainedSetting = key;
@@ -120,9 +129,8 @@ export class HistoryWatcher implements vscode.Disposable {
     const services = await this.services;
     const roots = this.roots().map((r) => r.path);
     const config = vscode.workspace.getConfiguration('recollect.history');
-    const exclude = new ExcludeGlobs(config.get<string[]>('exclude') ?? []);
-    const work = () => services.importer.importPaths(roots, emptyReport(), exclude);
-    const before = services.history.counts();
+    const work = () => this.importer.importPaths(roots, config.get<string[]>('exclude') ?? []);
+    const before = await services.history.counts();
     const report = this.first && before.sessions === 0
       ? await this.status.during('Importing chat history', Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Recollect: importing chat history…' }, work)))
       : await work();

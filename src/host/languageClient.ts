@@ -1,9 +1,8 @@
 import * as vscode from 'vscode';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
 import { STATEMENT_MAX } from '../core/memory/memoryService';
-import { MemoryBrowse } from '../core/memory/memoryBrowse';
 import { vaultRoot } from '../core/memory/vault/vaultLayout';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import { HOST_METHODS, STORE_CHANGED, type HostHandlers, type ServerInitOptions } from '../server/protocol';
 import { answerHostRequest, notesDataHandlers } from './notesDataHandlers';
 
@@ -25,7 +24,7 @@ export class NotesLanguageClient implements vscode.Disposable {
 
   constructor(
     private readonly context: vscode.ExtensionContext,
-    private readonly services: Promise<Services>,
+    private readonly services: Promise<RemoteServices>,
     private readonly home: string,
     private readonly log: vscode.LogOutputChannel,
   ) {
@@ -90,7 +89,7 @@ export class NotesLanguageClient implements vscode.Disposable {
     };
     const client = new LanguageClient('recollect', 'Recollect Notes', serverOptions, clientOptions);
     const services = this.services;
-    const handlers: Promise<HostHandlers> = services.then((s) => notesDataHandlers(s));
+    const handlers: Promise<HostHandlers> = services.then((s) => notesDataHandlers(s, this.home));
     handlers.catch(() => undefined);
     for (const method of HOST_METHODS) {
       client.onRequest(method, async (params: unknown) => answerHostRequest(await handlers, method, params));
@@ -102,11 +101,10 @@ export class NotesLanguageClient implements vscode.Disposable {
   }
 
   /** Tells the server when memory changed, so ids that now exist (or no longer do) are checked again. */
-  private watchStore(client: LanguageClient, services: Promise<Services>): void {
+  private watchStore(client: LanguageClient, services: Promise<RemoteServices>): void {
     let seen: string | undefined;
-    const browse = services.then((s) => new MemoryBrowse(s.store));
     const look = async () => {
-      const version = (await browse).version();
+      const version = await (await services).browse.version();
       if (seen !== undefined && version !== seen && client.isRunning()) await client.sendNotification(STORE_CHANGED);
       seen = version;
     };

@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import { refuse } from '../core/refusal';
-import type { Services } from '../core/services';
-import { invokeTool } from '../core/tools/invoke';
+import type { StoreAccess } from '../core/owner/storeAccess';
 import { TOOLS } from '../core/tools/registry';
 import { confirmationFor, type ToolDefinition, type ToolFamily } from '../core/tools/toolDefinition';
 
@@ -25,11 +24,11 @@ const jsonPart = (): JsonPartFactory | undefined => {
  * call arrives, so each call waits for it; a store that failed to open answers with a refusal
  * that says why instead of hanging the chat.
  */
-export function registerLanguageModelTools(services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.Disposable[] {
-  return TOOLS.map((tool) => vscode.lm.registerTool(tool.name, adapt(tool, services, familyEnabled, workspace, connectionName)));
+export function registerLanguageModelTools(store: StoreAccess, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.Disposable[] {
+  return TOOLS.map((tool) => vscode.lm.registerTool(tool.name, adapt(tool, store, familyEnabled, workspace, connectionName)));
 }
 
-function adapt(tool: ToolDefinition, services: Promise<Services>, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.LanguageModelTool<object> {
+function adapt(tool: ToolDefinition, store: StoreAccess, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.LanguageModelTool<object> {
   return {
     prepareInvocation(options) {
       const parsed = tool.input.safeParse(options.input);
@@ -44,11 +43,11 @@ function adapt(tool: ToolDefinition, services: Promise<Services>, familyEnabled:
     async invoke(options) {
       let result: object;
       if (familyEnabled(tool.family)) {
-        const s = await services;
         const client = connectionName();
         // Noting the connection must never fail the call; a broken store is reported by the call itself.
-        await s.requests.connections.seen(client).catch(() => undefined);
-        result = await invokeTool(tool, options.input, s, { client, workspace: workspace() });
+        await store.connectionSeen(client).catch(() => undefined);
+        // Run by whichever process owns the store (this window, or the one it is a client of).
+        result = await store.callTool(tool.name, options.input, { client, workspace: workspace() });
       } else {
         result = refuse(`the "${tool.family}" tool family is switched off in the setting recollect.toolFamilies`);
       }

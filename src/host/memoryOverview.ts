@@ -1,6 +1,4 @@
-import { SessionBrowse } from '../core/history/sessionBrowse';
-import { requestOverview } from '../core/requests/requestBrowse';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import type { AgentRequest, Overview, RuleSummary } from '../../webview/shared/protocol';
 
 // No `vscode` here: the webview tests answer a real Chromium page with this same mapping.
@@ -13,15 +11,19 @@ export const SECTION_ROWS = 25;
  * rules, requests, imported history, the vault and the fact ledger) and mapped onto the view's
  * own wire types, so the webview bundle never depends on engine code.
  */
-export function memoryOverview(services: Services, rows = SECTION_ROWS): Overview {
-  const errors = services.errors.recent(rows);
-  const rules = services.rules.list();
-  const requests = requestOverview(services.store, rows);
-  const sessionBrowse = new SessionBrowse(services.store);
-  const sessions = sessionBrowse.list({ limit: rows });
-  const runs = sessionBrowse.runCounts(sessions.sessions.map((s) => s.id));
-  const log = services.browse.dailyLog(rows);
-  const activity = services.activity.recent(rows);
+export async function memoryOverview(services: RemoteServices, rows = SECTION_ROWS): Promise<Overview> {
+  const [errors, rules, requests, sessions, log, activity, notes, entities, retired] = await Promise.all([
+    services.errors.recent(rows),
+    services.rules.list(),
+    services.browse.requests(rows),
+    services.sessions.list({ limit: rows }),
+    services.browse.dailyLog(rows),
+    services.activity.recent(rows),
+    services.browse.vaultNotes(rows),
+    services.browse.entities(rows),
+    services.browse.retired(rows),
+  ]);
+  const runs = await services.sessions.runCounts(sessions.sessions.map((s) => s.id));
   return {
     errors: {
       items: errors.records.map((r) => ({
@@ -50,13 +52,13 @@ export function memoryOverview(services: Services, rows = SECTION_ROWS): Overvie
       counts: requests.counts,
     },
     sessions: {
-      items: sessions.sessions.map((s) => ({ id: s.id, source: s.source, title: s.title, workspace: s.workspace, updatedAt: s.updatedAt ?? s.startedAt, runs: runs.get(s.id) ?? 0, events: s.events })),
+      items: sessions.sessions.map((s) => ({ id: s.id, source: s.source, title: s.title, workspace: s.workspace, updatedAt: s.updatedAt ?? s.startedAt, runs: runs[s.id] ?? 0, events: s.events })),
       total: sessions.total,
     },
     log: { items: log.items.map((e) => ({ id: e.id, day: e.day, text: e.text, scope: e.scope, source: e.source, created_at: e.created_at, path: e.path })), total: log.total },
-    notes: services.browse.vaultNotes(rows),
-    entities: services.browse.entities(rows),
-    retired: services.browse.retired(rows),
+    notes,
+    entities,
+    retired,
     activity: { items: activity.rows, total: activity.total },
   };
 }

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import { browseVersion } from '../core/browseVersion';
-import type { Services } from '../core/services';
+import { vaultRoot } from '../core/memory/vault/vaultLayout';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import type { HostMessage, RequestHandlers } from '../../webview/shared/protocol';
 import type { MemoryViewPorts } from './memoryViewActions';
 import { answerWebviewMessage, memoryViewHandlers } from './memoryViewHandlers';
@@ -10,19 +10,20 @@ export const MEMORY_VIEW_ID = 'recollect.memory';
 
 /**
  * Other processes (the MCP server, the CLI, another window) write to the same store, so a
- * visible view looks for changes now and then. A look is one fstat plus a few counts (browseVersion).
+ * visible view looks for changes now and then. A look is a few counts (MemoryBrowse.browseVersion), asked of the store's owner.
  */
 const POLL_MS = 4_000;
 
 /** The sidebar memory browser: a webview answered by the vscode-free handlers. */
-export function registerMemoryView(context: vscode.ExtensionContext, services: Promise<Services>): vscode.Disposable {
+export function registerMemoryView(context: vscode.ExtensionContext, services: Promise<RemoteServices>, home: string): vscode.Disposable {
   const ports: MemoryViewPorts = {
     confirm: async (message, detail, action) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
     openFile: async (file) => void (await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: false })),
     openSession: async (sessionId) => void (await vscode.commands.executeCommand('recollect.openSessionHistory', { sessionId })),
     openRules: async () => void (await vscode.commands.executeCommand('recollect.reviewRules')),
+    vaultRoot: vaultRoot(home),
   };
-  const ready = services.then((s) => ({ version: () => browseVersion(s.store, s.browse), handlers: memoryViewHandlers(s, ports, s.browse) }));
+  const ready = services.then((s) => ({ version: () => s.browse.browseVersion(), handlers: memoryViewHandlers(s, ports) }));
   const handlers: Promise<RequestHandlers> = ready.then((r) => r.handlers);
   // A store that failed to open is reported by the container; requests answer with the reason.
   // These catches only keep the rejection from also surfacing as an unhandled one.
@@ -37,7 +38,7 @@ export function registerMemoryView(context: vscode.ExtensionContext, services: P
       let timer: NodeJS.Timeout | undefined;
 
       const look = async () => {
-        const version = (await ready).version();
+        const version = await (await ready).version();
         if (seen !== undefined && version !== seen) post({ type: 'changed' });
         seen = version;
       };

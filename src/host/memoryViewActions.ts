@@ -1,9 +1,8 @@
 import * as fs from 'node:fs';
-import { SessionBrowse } from '../core/history/sessionBrowse';
 import { absolutePath, classifyPath } from '../core/memory/vault/vaultLayout';
 import { isRefusal } from '../core/refusal';
 import { excerpt } from '../core/requests/agentText';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import type { ChangeOutcome, OpenTarget } from '../../webview/shared/protocol';
 
 // No `vscode` here: the webview tests drive these with ports that stand in for VS Code's dialogs.
@@ -17,6 +16,8 @@ export interface MemoryViewPorts {
   openSession(sessionId: string): Promise<void>;
   /** The Review Rules panel. */
   openRules(): Promise<void>;
+  /** The vault's folder (the store home's): files open from this process, whichever process owns the store. */
+  vaultRoot: string;
 }
 
 /**
@@ -24,36 +25,36 @@ export interface MemoryViewPorts {
  * modal it builds from the store (never from text the page sent), then calls the same service
  * retire_memory and restore_memory call, so the sidebar cannot do anything the tools cannot.
  */
-export async function retireFromView(services: Services, ports: MemoryViewPorts, id: string): Promise<ChangeOutcome> {
-  const ok = await ports.confirm(`Retire ${describe(services, id)}?`, 'It leaves recall (get_context, search) but stays in the store. Restore in the Retired section brings it back exactly.', 'Retire');
+export async function retireFromView(services: RemoteServices, ports: MemoryViewPorts, id: string): Promise<ChangeOutcome> {
+  const ok = await ports.confirm(`Retire ${await describe(services, id)}?`, 'It leaves recall (get_context, search) but stays in the store. Restore in the Retired section brings it back exactly.', 'Retire');
   if (!ok) return { outcome: 'cancelled', message: 'Nothing was retired.' };
   const r = await services.recall.retire(id);
   if (isRefusal(r)) return { outcome: 'refused', message: r.reason };
   return { outcome: 'done', message: `Retired ${id}. It is listed under Retired.` };
 }
 
-export async function restoreFromView(services: Services, ports: MemoryViewPorts, id: string): Promise<ChangeOutcome> {
-  const ok = await ports.confirm(`Restore ${describe(services, id)}?`, 'It returns to recall exactly as it was. A file now at its path is never overwritten.', 'Restore');
+export async function restoreFromView(services: RemoteServices, ports: MemoryViewPorts, id: string): Promise<ChangeOutcome> {
+  const ok = await ports.confirm(`Restore ${await describe(services, id)}?`, 'It returns to recall exactly as it was. A file now at its path is never overwritten.', 'Restore');
   if (!ok) return { outcome: 'cancelled', message: 'Nothing was restored.' };
   const r = await services.recall.restore(id);
   if (isRefusal(r)) return { outcome: 'refused', message: r.reason };
   return { outcome: 'done', message: `Restored ${id}.` };
 }
 
-export async function openFromView(services: Services, ports: MemoryViewPorts, target: OpenTarget): Promise<{ opened: boolean; reason?: string }> {
+export async function openFromView(services: RemoteServices, ports: MemoryViewPorts, target: OpenTarget): Promise<{ opened: boolean; reason?: string }> {
   switch (target.kind) {
     case 'rules':
       await ports.openRules();
       return { opened: true };
     case 'session': {
-      if (!new SessionBrowse(services.store).summaries([target.sessionId]).length) return { opened: false, reason: `no imported session ${target.sessionId}` };
+      if (!(await services.sessions.summaries([target.sessionId])).length) return { opened: false, reason: `no imported session ${target.sessionId}` };
       await ports.openSession(target.sessionId);
       return { opened: true };
     }
     case 'vault': {
       const place = classifyPath(target.path);
       if ('problem' in place) return { opened: false, reason: place.problem };
-      const file = absolutePath(services.recall.vault.root, target.path);
+      const file = absolutePath(ports.vaultRoot, target.path);
       if (!fs.existsSync(file)) return { opened: false, reason: `${target.path} is not in the vault any more (retired, moved or deleted)` };
       await ports.openFile(file);
       return { opened: true };
@@ -62,10 +63,10 @@ export async function openFromView(services: Services, ports: MemoryViewPorts, t
 }
 
 /** How the modal names the memory: a fact by its words, anything else by its id (which holds its path). */
-function describe(services: Services, id: string): string {
-  const fact = services.browse.factsByRef([id]).get(id);
+async function describe(services: RemoteServices, id: string): Promise<string> {
+  const fact = (await services.browse.factsByRef([id]))[id];
   if (fact) return `the fact “${fact.subject} ${fact.predicate} ${fact.object}”`.slice(0, 300);
-  const entry = id.startsWith('entry:') ? services.browse.entry(id) : undefined;
+  const entry = id.startsWith('entry:') ? await services.browse.entry(id) : undefined;
   if (entry) return `the ${entry.day} log entry “${excerpt(entry.text, 200)}”`;
   return id.startsWith('note:') ? `the note ${id.slice(5, 300)}` : id.slice(0, 300);
 }

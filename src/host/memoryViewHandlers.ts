@@ -1,6 +1,6 @@
-import { MemoryBrowse, type BrowseItem } from '../core/memory/memoryBrowse';
+import type { BrowseItem } from '../core/memory/memoryBrowse';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import { isRefusal } from '../core/refusal';
-import type { Services } from '../core/services';
 import {
   parseWebviewMessage,
   type HostMessage,
@@ -20,14 +20,15 @@ const SEARCH_TOP_K = 30;
 /** A refusal from the engine is an answer the view shows, not a crash; it travels as an error. */
 class RefusedError extends Error {}
 
-export function memoryViewHandlers(services: Services, ports: MemoryViewPorts, browse = new MemoryBrowse(services.store)): RequestHandlers {
+export function memoryViewHandlers(services: RemoteServices, ports: MemoryViewPorts): RequestHandlers {
+  const browse = services.browse;
   return {
     overview: () => memoryOverview(services),
     retire: ({ id }) => retireFromView(services, ports, id),
     restore: ({ id }) => restoreFromView(services, ports, id),
     open: (target) => openFromView(services, ports, target),
-    status() {
-      const s = services.memory.status();
+    async status() {
+      const s = await services.memory.status();
       return {
         facts: s.facts,
         current_facts: s.current_facts,
@@ -39,10 +40,10 @@ export function memoryViewHandlers(services: Services, ports: MemoryViewPorts, b
         warnings: s.warnings,
       };
     },
-    search({ query, scope }) {
-      const found = services.memory.searchText({ query, scope, top_k: SEARCH_TOP_K });
+    async search({ query, scope }) {
+      const found = await services.memory.searchText({ query, scope, top_k: SEARCH_TOP_K });
       if (isRefusal(found)) throw new RefusedError(found.reason);
-      const facts = browse.factsByRef(found.hits.map((h) => h.id));
+      const facts = await browse.factsByRef(found.hits.map((h) => h.id));
       const hits: SearchHit[] = [];
       for (const h of found.hits) {
         const base = { id: h.id, text: h.text, scope: h.scope, created_at: h.created_at, snippet: h.snippet };
@@ -50,17 +51,17 @@ export function memoryViewHandlers(services: Services, ports: MemoryViewPorts, b
           hits.push({ ...base, kind: 'note' });
           continue;
         }
-        // The index and the ledger are read in one synchronous turn, so an indexed fact is always found.
-        const fact = facts.get(h.id);
+        // A fact retired between the two reads is left out, as it would be from a search made a moment later.
+        const fact = facts[h.id];
         if (fact) hits.push({ ...base, kind: 'fact', fact: { subject: fact.subject, predicate: fact.predicate, object: fact.object } });
       }
       return { query, hits, total: found.total };
     },
-    recent({ limit }) {
-      return { items: browse.recent(limit).map(toWire) };
+    async recent({ limit }) {
+      return { items: (await browse.recent(limit)).map(toWire) };
     },
-    retrieve({ subject }) {
-      const found = services.memory.retrieve({ subject, include_history: true });
+    async retrieve({ subject }) {
+      const found = await services.memory.retrieve({ subject, include_history: true });
       if (isRefusal(found)) throw new RefusedError(found.reason);
       return {
         subject: found.subject,

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import { MemoryLookup, type EntryRow } from '../core/lookup/memoryLookup';
+import type { EntryRow } from '../core/lookup/memoryLookup';
 import { absolutePath, listVaultFiles, relPathProblem, vaultRoot } from '../core/memory/vault/vaultLayout';
 import { isRefusal } from '../core/refusal';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import { ID_KINDS, RESOLVE_BATCH, type FactCard, type HostHandlers, type HostMethod, type IdList, type IdTarget, type ParamsOf } from '../server/protocol';
 
 // No `vscode` here: the language-server tests answer the real server with these same handlers.
@@ -33,45 +33,45 @@ export function answerHostRequest<M extends HostMethod>(handlers: HostHandlers, 
   return handler(checkParams(method, params));
 }
 
-/** Answers the language server's data requests from this process's open store. */
-export function notesDataHandlers(services: Services): HostHandlers {
-  const lookup = new MemoryLookup(services.store);
-  const vault = vaultRoot(services.store.home);
+/** Answers the language server's data requests from the store (this process's, or its owner's); vault files are read here. */
+export function notesDataHandlers(services: RemoteServices, home: string): HostHandlers {
+  const lookup = services.lookup;
+  const vault = vaultRoot(home);
 
   return {
     'recollect/entities': ({ prefix, limit }) => lookup.entities(prefix, limit),
     'recollect/predicates': ({ prefix, limit }) => lookup.predicates(prefix, limit),
-    'recollect/ids': ({ kind, prefix, limit }): IdList => {
+    'recollect/ids': async ({ kind, prefix, limit }): Promise<IdList> => {
       if (kind === 'fact') return lookup.factIds(prefix, limit);
       if (kind === 'entry') return lookup.entryIds(`entry:${prefix}`, limit);
       // Files not indexed yet are notes too: index_memory takes them in on its next run.
       const onDisk = listVaultFiles(vault).map((f) => f.path).filter((p) => p.startsWith(prefix));
-      const paths = [...new Set([...lookup.notePaths(prefix, limit + 1), ...onDisk])].sort();
+      const paths = [...new Set([...(await lookup.notePaths(prefix, limit + 1)), ...onDisk])].sort();
       return { items: paths.slice(0, limit).map((p) => ({ id: `note:${p}`, detail: absolutePath(vault, p) })), more: paths.length > limit };
     },
-    'recollect/fact': ({ id, subjects }): FactCard | null => {
+    'recollect/fact': async ({ id, subjects }): Promise<FactCard | null> => {
       if (id !== undefined) {
-        const key = lookup.factKey(id);
+        const key = await lookup.factKey(id);
         if (!key) return null;
-        const card = history(services, key.subject, key.predicate, key.scope);
+        const card = await history(services, key.subject, key.predicate, key.scope);
         return card && { ...card, id };
       }
-      const subject = lookup.firstKnownSubject(subjects ?? []);
+      const subject = await lookup.firstKnownSubject(subjects ?? []);
       return subject === undefined ? null : history(services, subject);
     },
-    'recollect/resolveIds': ({ ids }) => {
+    'recollect/resolveIds': async ({ ids }) => {
       const files = new Map<string, string[] | undefined>();
       const linesOf = (file: string) => {
         if (!files.has(file)) files.set(file, readLines(file));
         return files.get(file);
       };
-      return { results: ids.map((id) => resolve(id, lookup, vault, linesOf)) };
+      return { results: await Promise.all(ids.map((id) => resolve(id, lookup, vault, linesOf))) };
     },
   };
 }
 
-function history(services: Services, subject: string, predicate?: string, scope?: string): FactCard | null {
-  const found = services.memory.retrieve({ subject, predicate, scope, include_history: true });
+async function history(services: RemoteServices, subject: string, predicate?: string, scope?: string): Promise<FactCard | null> {
+  const found = await services.memory.retrieve({ subject, predicate, scope, include_history: true });
   if (isRefusal(found) || !found.values.length) return null;
   // Current values lead; within each group the ledger's newest-first order stays.
   const values = [...found.values.filter((v) => v.status === 'current'), ...found.values.filter((v) => v.status !== 'current')];
@@ -81,17 +81,17 @@ function history(services: Services, subject: string, predicate?: string, scope?
   };
 }
 
-function resolve(id: string, lookup: MemoryLookup, vault: string, linesOf: (file: string) => string[] | undefined): IdTarget {
+async function resolve(id: string, lookup: RemoteServices['lookup'], vault: string, linesOf: (file: string) => string[] | undefined): Promise<IdTarget> {
   if (id.startsWith('fact:')) {
-    const key = lookup.factKey(id);
+    const key = await lookup.factKey(id);
     if (!key) return { id, exists: false };
     // A fact saved with a sentence lives on as that note entry; definition goes there.
-    const entry = lookup.entryOfFact(id);
+    const entry = await lookup.entryOfFact(id);
     const at = entry ? entryLocation(entry, vault, linesOf) : {};
     return { id, exists: true, retired: key.retired, detail: `${key.subject} · ${key.predicate} (${key.scope})`, ...at };
   }
   if (id.startsWith('entry:')) {
-    const entry = lookup.entry(id);
+    const entry = await lookup.entry(id);
     if (!entry) return { id, exists: false };
     return { id, exists: true, retired: entry.retired, detail: entry.path, ...(entry.retired ? {} : entryLocation(entry, vault, linesOf)) };
   }
@@ -101,7 +101,7 @@ function resolve(id: string, lookup: MemoryLookup, vault: string, linesOf: (file
     if (problem) return { id, exists: false, detail: problem };
     const file = absolutePath(vault, rel);
     if (isFile(file)) return { id, exists: true, detail: rel, file, line: 0 };
-    const known = lookup.notePath(rel);
+    const known = await lookup.notePath(rel);
     return known ? { id, exists: true, retired: known.retired, detail: rel } : { id, exists: false };
   }
   return { id, exists: false, detail: 'not a fact:, entry: or note: id' };

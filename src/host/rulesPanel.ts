@@ -1,6 +1,7 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { RuleView } from '../core/rules/rulesService';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import type { Services } from '../core/services';
 import type { RulesHandlers, RulesHostMessage } from '../../webview/shared/rulesProtocol';
 import { answerRulesMessage, rulesViewHandlers, type RulesPorts } from './rulesViewHandlers';
@@ -17,14 +18,12 @@ const POLL_MS = 4_000;
  * "Approve" there records the approval for this machine (vscode.env.machineId). The command
  * takes no arguments, and no tool or MCP call reaches the approve path.
  */
-export function registerRulesReview(context: vscode.ExtensionContext, services: Promise<Services>, onDecided: () => void): vscode.Disposable[] {
+export function registerRulesReview(context: vscode.ExtensionContext, services: Promise<RemoteServices>, whenOwner: (fn: (s: Services) => void) => void, onDecided: () => void): vscode.Disposable[] {
   let panel: vscode.WebviewPanel | undefined;
   const ports: RulesPorts = { machineId: vscode.env.machineId, approver: approverName(), confirmApproval, decided: onDecided };
-  const handlers: Promise<RulesHandlers> = services.then((s) => {
-    // Status "on this machine" is judged by the ids the store knows this machine by; VS Code's is one of them.
-    s.rules.machine.adopt(vscode.env.machineId);
-    return rulesViewHandlers(s, ports);
-  });
+  // Status "on this machine" is judged by the ids the store's owner knows this machine by; VS Code's is one of them.
+  whenOwner((s) => s.rules.machine.adopt(vscode.env.machineId));
+  const handlers: Promise<RulesHandlers> = services.then((s) => rulesViewHandlers(s, ports));
   handlers.catch(() => undefined);
 
   const attach = (p: vscode.WebviewPanel) => {
@@ -35,7 +34,7 @@ export function registerRulesReview(context: vscode.ExtensionContext, services: 
     let seen: string | undefined;
     const look = async () => {
       if (!p.visible) return;
-      const now = signature(await services);
+      const now = await signature(await services);
       if (seen !== undefined && now !== seen) post({ type: 'changed' });
       seen = now;
     };
@@ -89,9 +88,6 @@ function approverName(): string {
   }
 }
 
-function signature(s: Services): string {
-  return s.rules
-    .list()
-    .map((r) => `${r.id}:${r.status}`)
-    .join(',');
+async function signature(s: RemoteServices): Promise<string> {
+  return (await s.rules.list()).map((r) => `${r.id}:${r.status}`).join(',');
 }

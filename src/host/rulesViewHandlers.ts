@@ -1,6 +1,6 @@
 import { isRefusal } from '../core/refusal';
 import type { RuleView } from '../core/rules/rulesService';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import { parseRulesRequest, type DecideResult, type RuleItem, type RulesHandlers, type RulesResponse } from '../../webview/shared/rulesProtocol';
 import { RefusedError, answerRequest } from './webviewRpc';
 
@@ -21,10 +21,10 @@ export interface RulesPorts {
   decided?(): void;
 }
 
-export function rulesViewHandlers(services: Services, ports: RulesPorts): RulesHandlers {
+export function rulesViewHandlers(services: RemoteServices, ports: RulesPorts): RulesHandlers {
   return {
-    rules() {
-      const all = services.rules.list().map(toItem);
+    async rules() {
+      const all = (await services.rules.list()).map(toItem);
       return {
         pending: all.filter((r) => r.status === 'pending'),
         approved: all.filter((r) => r.status === 'approved'),
@@ -34,7 +34,7 @@ export function rulesViewHandlers(services: Services, ports: RulesPorts): RulesH
     },
     async decide({ ruleId, decision, reason }): Promise<DecideResult> {
       // The message names the rule only; what the person is asked about is what the store holds.
-      const rule = services.rules.view(ruleId);
+      const rule = await services.rules.view(ruleId);
       if (!rule) throw new RefusedError(`no rule ${ruleId}: it may have been removed. Nothing was recorded.`);
       if (decision === 'approve') {
         if (!(await ports.confirmApproval(rule))) return { decided: false, status: rule.status, note: 'Not approved: the confirmation was dismissed. Nothing was recorded.' };

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Services } from '../core/services';
+import type { RemoteServices } from '../core/owner/serviceProxy';
 import { formatBytes, storeSizeOnDisk, type DiskSize } from './storeSize';
 import type { PoolStatus } from '../core/pool/poolClient';
 import { poolBadge } from './poolBadge';
@@ -24,7 +24,7 @@ export class StatusBar implements vscode.Disposable {
   private pool: PoolStatus | undefined;
 
   constructor(
-    private readonly services: Promise<Services>,
+    private readonly services: Promise<RemoteServices>,
     private readonly home: string,
   ) {
     this.item.name = 'Recollect';
@@ -64,7 +64,7 @@ export class StatusBar implements vscode.Disposable {
   /** Re-reads the counts; `resize` also measures the folder again (after an import or rebuild). */
   async refresh(resize = false): Promise<void> {
     if (this.failed) return this.render(undefined);
-    let services: Services;
+    let services: RemoteServices;
     try {
       services = await this.services;
     } catch {
@@ -74,9 +74,8 @@ export class StatusBar implements vscode.Disposable {
       this.sizeAt = Date.now();
       this.size = await storeSizeOnDisk(this.home);
     }
-    const history = services.history.counts();
-    const memory = services.memory.status();
-    const pendingRules = services.rules.list('pending').length;
+    const [history, memory, pending] = await Promise.all([services.history.counts(), services.memory.status(), services.rules.list('pending')]);
+    const pendingRules = pending.length;
     this.render({ sessions: history.sessions, runs: history.runs, events: history.events, facts: memory.facts, current: memory.current_facts, entries: memory.entries, pendingRules });
   }
 

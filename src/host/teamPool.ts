@@ -13,8 +13,10 @@ const secretKey = (url: string) => `recollect.pool.password:${url}`;
  * The team pool in the extension host: a live PoolClient while a pool is configured
  * (RECOLLECT_POOL_URL, `recollect.pool.url` or a join), restarted when the settings change,
  * its state shown in the status bar; and the "Join Team Pool…" and "Leave Team Pool" commands.
+ * The PoolClient syncs the store itself, so only the window that owns the store runs one (from
+ * the moment it owns it: at start, or on taking over from a window that closed).
  */
-export function registerTeamPool(context: vscode.ExtensionContext, deps: { services: Promise<Services>; home: string; log: vscode.LogOutputChannel; onStatus: (s: PoolStatus | undefined) => void }): vscode.Disposable[] {
+export function registerTeamPool(context: vscode.ExtensionContext, deps: { own: () => Services | undefined; whenOwner: (fn: () => void) => void; home: string; log: vscode.LogOutputChannel; onStatus: (s: PoolStatus | undefined) => void }): vscode.Disposable[] {
   const state = new PoolStateFile(deps.home);
   let client: PoolClient | undefined;
   const config = () => vscode.workspace.getConfiguration('recollect.pool');
@@ -30,7 +32,11 @@ export function registerTeamPool(context: vscode.ExtensionContext, deps: { servi
       deps.onStatus({ state: 'refused', team: config().get<string>('team') ?? '?', behind: 0, unpushed: 0, pushed: 0, pulled: 0, reason: target.reason });
       return;
     }
-    const services = await deps.services;
+    const services = deps.own();
+    if (!services) {
+      deps.log.info(`team pool ${target.team}: synced by the window that owns the store; this window is its client`);
+      return;
+    }
     const password = await context.secrets.get(secretKey(target.url));
     client = new PoolClient(services.store, { url: target.url, team: target.team, password }, state, {
       onStatus: (s) => {
@@ -71,7 +77,7 @@ export function registerTeamPool(context: vscode.ExtensionContext, deps: { servi
     void vscode.window.showInformationMessage(left ? `Recollect: left team "${left}". What was pulled stays in this store.` : 'Recollect: no team pool was joined.');
   };
 
-  void restart().catch((err: unknown) => deps.log.error(`team pool: ${(err as Error).message}`));
+  deps.whenOwner(() => void restart().catch((err: unknown) => deps.log.error(`team pool: ${(err as Error).message}`)));
   return [
     vscode.commands.registerCommand('recollect.joinTeamPool', join),
     vscode.commands.registerCommand('recollect.leaveTeamPool', leave),

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { MCP_SURFACE_CONTEXT } from '../core/tools/jsonSchema';
-import type { Services } from '../core/services';
+import type { StoreAccess } from '../core/owner/storeAccess';
 import type { ToolFamily } from '../core/tools/toolDefinition';
 import { registerLanguageModelTools } from './languageModelTools';
 import { registerMcpProvider } from './mcpProvider';
@@ -9,8 +9,8 @@ import { registerMcpProvider } from './mcpProvider';
  * One tool surface per VS Code, never both: were the language-model tools and VS Code's own
  * MCP client of Recollect's server both on, a model would see every tool twice.
  *
- * The language-model tools are the default: they run in the extension host over the store it
- * already holds (the MCP route starts a second process on the same store), they reach VS Code
+ * The language-model tools are the default: they run in the extension host, on the store it
+ * owns or through its owner (the MCP route starts a second process on the same store), they reach VS Code
  * 1.100 (the MCP definition API is 1.101+), they ask the person before a write with
  * Recollect's own wording, and the tool families can be switched off. `recollect.toolSurface`
  * = "mcp" moves Copilot to the MCP server instead, as the same connection name.
@@ -18,7 +18,8 @@ import { registerMcpProvider } from './mcpProvider';
 export type ToolSurface = 'languageModelTools' | 'mcp';
 
 export interface ToolSurfaceDeps {
-  services: Promise<Services>;
+  /** The store's tools, run by whichever process owns it (this window or the one it is a client of). */
+  store: StoreAccess;
   familyEnabled: (f: ToolFamily) => boolean;
   workspace: () => string | undefined;
   extensionPath: string;
@@ -50,7 +51,7 @@ export function registerToolSurface(deps: ToolSurfaceDeps): vscode.Disposable {
     if (setting() === 'mcp' && !mcp.registered) deps.log.warn(`recollect.toolSurface is "mcp", but VS Code ${vscode.version} did not take Recollect's MCP server; the language-model tools stay on`);
     // Hides the contributed tools in the tools picker while the MCP server is the surface (package.json's `when`).
     void vscode.commands.executeCommand('setContext', MCP_SURFACE_CONTEXT, surface === 'mcp');
-    if (surface === 'languageModelTools' && !lmTools.length) lmTools = registerLanguageModelTools(deps.services, deps.familyEnabled, deps.workspace, copilotConnectionName);
+    if (surface === 'languageModelTools' && !lmTools.length) lmTools = registerLanguageModelTools(deps.store, deps.familyEnabled, deps.workspace, copilotConnectionName);
     if (surface === 'mcp' && lmTools.length) {
       for (const d of lmTools.splice(0)) d.dispose();
     }

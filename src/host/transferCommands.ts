@@ -3,11 +3,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isRefusal } from '../core/refusal';
-import type { Services } from '../core/services';
+import type { StoreAccess } from '../core/owner/storeAccess';
 import { applyImport, exportAll, previewImport, readMarkdownSources, toolCaller, undoImport, type ImportPreview } from './transferFlow';
 
 interface TransferDeps {
-  services: Promise<Services>;
+  /** The store's tools, run by whichever process owns it. */
+  store: StoreAccess;
   log: vscode.LogOutputChannel;
 }
 
@@ -36,9 +37,8 @@ export async function exportMemoryCommand(deps: TransferDeps, arg?: unknown): Pr
     target = picked.fsPath;
   }
   const file = target;
-  const services = await deps.services;
   const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Recollect: exporting memory…' }, (progress) =>
-    exportAll(toolCaller(services, CLIENT, workspace()), ({ pages, section }) => progress.report({ message: `page ${pages} (${section})` })),
+    exportAll(toolCaller(deps.store, CLIENT, workspace()), ({ pages, section }) => progress.report({ message: `page ${pages} (${section})` })),
   );
   if (isRefusal(result)) {
     void vscode.window.showErrorMessage(`Recollect could not export: ${result.reason}`);
@@ -83,8 +83,7 @@ export async function importMemoryCommand(deps: TransferDeps): Promise<object | 
     void vscode.window.showErrorMessage(`Recollect: ${source.reason}`);
     return source;
   }
-  const services = await deps.services;
-  const call = toolCaller(services, CLIENT, workspace());
+  const call = toolCaller(deps.store, CLIENT, workspace());
   const preview = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Recollect: checking the notes to import…' }, () => previewImport(call, source));
   if (isRefusal(preview)) {
     void vscode.window.showErrorMessage(`Recollect will not import these files: ${preview.reason}`);

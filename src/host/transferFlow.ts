@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isRefusal, refuse, type Refusal } from '../core/refusal';
-import type { Services } from '../core/services';
-import { invokeTool } from '../core/tools/invoke';
+import type { StoreAccess } from '../core/owner/storeAccess';
 import { findTool } from '../core/tools/registry';
 import { IMPORT_BATCH_MAX_BYTES, IMPORT_MAX_FILES } from '../core/transfer/importCheck';
 
@@ -11,12 +10,11 @@ import { IMPORT_BATCH_MAX_BYTES, IMPORT_MAX_FILES } from '../core/transfer/impor
 
 export type ToolCall = (name: string, input: object) => Promise<Record<string, unknown>>;
 
-/** Calls a tool through the registry exactly as the MCP server and the CLI do: zod first, then the tool. */
-export function toolCaller(services: Services, client: string, workspace?: string): ToolCall {
+/** Calls a tool through the registry exactly as the MCP server and the CLI do (zod first, then the tool), in whichever process owns the store. */
+export function toolCaller(store: StoreAccess, client: string, workspace?: string): ToolCall {
   return async (name, input) => {
-    const tool = findTool(name);
-    if (!tool) throw new Error(`no tool ${name}`);
-    return (await invokeTool(tool, input, services, { client, workspace })) as Record<string, unknown>;
+    if (!findTool(name)) throw new Error(`no tool ${name}`);
+    return (await store.callTool(name, input, { client, workspace })) as Record<string, unknown>;
   };
 }
 

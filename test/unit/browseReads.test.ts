@@ -1,6 +1,5 @@
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { browseVersion } from '../../src/core/browseVersion';
 import { SessionBrowse } from '../../src/core/history/sessionBrowse';
 import { requestOverview } from '../../src/core/requests/requestBrowse';
 import { callTool as call } from './helpers/memoryCall';
@@ -39,11 +38,11 @@ describe('read functions behind the memory browser', () => {
   it('lists the daily log, vault notes, entities and retired memories, and the version moves with each', async () => {
     let clock = Date.parse('2026-05-01T10:00:00Z');
     const s = await openTemp(undefined, () => (clock += 1000));
-    const v0 = browseVersion(s.store);
+    const v0 = s.browse.browseVersion();
     await call(s, 'remember_note', { text: 'Deployed 1.4 to staging' });
     await call(s, 'save_memory', { subject: 'api', predicate: 'port', object: '8080' });
     await call(s, 'save_memory', { subject: 'api', predicate: 'port', object: '9090' });
-    const v1 = browseVersion(s.store);
+    const v1 = s.browse.browseVersion();
     expect(v1).not.toBe(v0);
     const log = s.browse.dailyLog(10);
     expect(log.total).toBeGreaterThanOrEqual(1);
@@ -57,15 +56,15 @@ describe('read functions behind the memory browser', () => {
     expect(s.browse.entry(entry?.id ?? '')).toEqual(entry); // still readable while retired, for Restore's confirmation
     expect(s.browse.dailyLog(10).items.find((e) => e.id === entry?.id)).toBeUndefined();
     expect(s.browse.retired(10)).toMatchObject({ total: 1, items: [{ id: entry?.id, kind: 'entry' }] });
-    const v2 = browseVersion(s.store);
+    const v2 = s.browse.browseVersion();
     expect(v2).not.toBe(v1);
 
     await call(s, 'write_error', { tool_name: 'npm', keywords: ['x'], symptom: 'fails', action: 'fix it', outcome: 'resolved' });
-    const v3 = browseVersion(s.store);
+    const v3 = s.browse.browseVersion();
     expect(v3).not.toBe(v2);
     // A rule's project is a folder that exists on this machine.
     await call(s, 'chapters_rule_propose', { text: 'Run the tests before committing.', project: tempHome('project') });
-    expect(browseVersion(s.store)).not.toBe(v3);
+    expect(s.browse.browseVersion()).not.toBe(v3);
     expect(s.browse.vaultNotes(10)).toEqual({ items: [], total: 0 });
     s.store.close();
   });
@@ -77,9 +76,9 @@ describe('read functions behind the memory browser', () => {
     const { sessions } = browse.list({ limit: 5 });
     expect(sessions.length).toBeGreaterThan(0);
     const runs = browse.runCounts(sessions.map((x) => x.id));
-    expect([...runs.values()].every((n) => n >= 1)).toBe(true);
-    expect(runs.size).toBeGreaterThan(0);
-    expect(browse.runCounts([])).toEqual(new Map());
+    expect(Object.values(runs).every((n) => n >= 1)).toBe(true);
+    expect(Object.keys(runs).length).toBeGreaterThan(0);
+    expect(browse.runCounts([])).toEqual({});
     s.store.close();
   });
 });

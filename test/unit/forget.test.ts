@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { browseVersion } from '../../src/core/browseVersion';
 import { SessionBrowse } from '../../src/core/history/sessionBrowse';
 import { openServices, type Services } from '../../src/core/services';
 import { queryRows } from '../../src/core/store/sqlite';
@@ -191,9 +190,9 @@ describe('forgetting an imported session', () => {
     await s.importer.importPaths([FIXTURES]);
     const workspace = String(rows(s, "SELECT workspace FROM sessions WHERE workspace IS NOT NULL AND source = 'claude-code' LIMIT 1")[0]!.workspace);
     const inWorkspace = rows(s, 'SELECT id FROM sessions WHERE workspace = ? OR workspace LIKE ?', [workspace, `${workspace}/%`]).map((r) => String(r.id));
-    const shown = browseVersion(s.store);
+    const shown = s.browse.browseVersion();
     const byWorkspace = await s.forget.forget({ workspace: workspace + '/' });
-    expect(browseVersion(s.store)).not.toBe(shown); // the memory browser redraws
+    expect(s.browse.browseVersion()).not.toBe(shown); // the memory browser redraws
     expect(byWorkspace.ok && byWorkspace.sessions.map((x) => x.id).sort()).toEqual(inWorkspace.sort());
     expect(rows(s, 'SELECT count(*) AS n FROM sessions WHERE workspace = ?', [workspace])[0]!.n).toBe(0);
 

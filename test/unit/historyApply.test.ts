@@ -137,14 +137,15 @@ describe('history applier (new events in a few statements per operation)', () =>
         ],
       },
       {
-        op: 'history.session.imported', at: T + 100,
-        ...change('ses_a', [
-          event('n1', 8, 'user', 'new words after the first import', { runKey: 'r4' }),
-          event('a1', 2, 'assistant', 'now it has words', { at: T + 2 }),
-          event('n2', 9, 'assistant', 'and another new event', { runKey: 'r4', at: T + 9 }),
-        ], ['t1', 'missing-key'], T + 9),
+        op: 'history.file.imported', at: T + 100, file: { path: '/crafted/a.jsonl', size: 11, mtimeMs: T + 1 },
+        sessions: [
+          change('ses_a', [
+            event('n1', 8, 'user', 'new words after the first import', { runKey: 'r4' }),
+            event('a1', 2, 'assistant', 'now it has words', { at: T + 2 }),
+            event('n2', 9, 'assistant', 'and another new event', { runKey: 'r4', at: T + 9 }),
+          ], ['t1', 'missing-key'], T + 9),
+        ],
       },
-      { op: 'history.file.seen', at: T + 200, path: '/crafted/a.jsonl', size: 11, mtimeMs: T + 1 },
     ];
     fs.writeFileSync(path.join(home, 'journal.jsonl'), ops.map((o) => JSON.stringify(o)).join('\n') + '\n');
     const s = await openTemp(home);

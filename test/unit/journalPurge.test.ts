@@ -2,12 +2,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forgetSessionsRedactor } from '../../src/core/history/forgetRedact';
-import type { FilesImported, SessionChange, SessionImported, StoredEvent } from '../../src/core/history/historySchema';
+import type { FilesImported, SessionChange, StoredEvent } from '../../src/core/history/historySchema';
 import { FileLock } from '../../src/core/store/fileLock';
 import { encodeLine, parseOperation, type Operation } from '../../src/core/store/journalLine';
 import { purgeJournal } from '../../src/core/store/journalPurge';
 import { sealJournal } from '../../src/core/store/journalSeal';
 import { PURGED_OP } from '../../src/core/store/journalSegments';
+import type { RunsWithheld } from '../../src/core/history/withheldRuns';
 import { tempHome } from './helpers/tempStore';
 
 /** A session change whose one event carries `text`. */
@@ -46,7 +47,7 @@ describe('journal purge', () => {
         { file: { path: '/t/b.jsonl', size: 1, mtimeMs: 1 }, sessions: [change('ses_b', prose('keptwords', 900))] },
       ],
     };
-    const alone: SessionImported = { op: 'history.session.imported', at: 11, ...change('ses_a', 'a short forgottenwords line') };
+    const alone: RunsWithheld = { op: 'history.runs.withheld', at: 11, sessionId: 'ses_a', runs: [{ runId: 'run-ses_a', confidence: 0.9 }], model: 'a short forgottenwords line' };
     const other: Operation = { op: 'memory.note.added', at: 12, text: 'unrelated' };
     const written = [encodeLine(batch), encodeLine(alone), encodeLine(other)];
     fs.writeFileSync(journal, written.join('\n') + '\n');
@@ -70,7 +71,7 @@ describe('journal purge', () => {
     const home = tempHome('purge-seal');
     const journal = path.join(home, 'journal.jsonl');
     const sealedDir = path.join(home, 'journal.sealed');
-    fs.writeFileSync(journal, [encodeLine({ op: 'history.session.imported', at: 1, ...change('ses_a', 'forgottenwords here') }), encodeLine({ op: 'memory.note.added', at: 2, text: 'x' })].join('\n') + '\n');
+    fs.writeFileSync(journal, [encodeLine({ op: 'history.file.imported', at: 1, file: { path: '/t/ses_a.jsonl', size: 1, mtimeMs: 1 }, sessions: [change('ses_a', 'forgottenwords here')] }), encodeLine({ op: 'memory.note.added', at: 2, text: 'x' })].join('\n') + '\n');
     const lock = new FileLock(path.join(home, 'journal.lock'));
     const size = fs.statSync(journal).size;
     let purged: Promise<unknown> | undefined;

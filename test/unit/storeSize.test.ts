@@ -60,7 +60,6 @@ describe('history import journal', () => {
     // Fewer lines than files: the fixtures fit in a batch or two.
     expect(ops.filter((o) => o.op === 'history.files.imported').length).toBeGreaterThan(0);
     expect(ops.filter((o) => o.op.startsWith('history.file')).length).toBeLessThan(imported.length);
-    expect(lines.filter((l) => l.op === 'history.file.seen' || l.op === 'history.session.imported')).toHaveLength(0);
     // One line encoding on every platform: plain JSON, however large.
     expect(lines.some((l) => typeof l.brotli === 'string')).toBe(false);
     const written = historyPicture(a.store.db);
@@ -116,32 +115,26 @@ describe('history import journal', () => {
     expect(historyPicture(c.store.db)).toEqual(reimported);
     c.store.close();
   });
-
-  it('still replays the journal lines older builds wrote (history.session.imported + history.file.seen)', async () => {
+  it('skips the per-session and per-file import lines only earlier builds wrote, with the reason, and goes on checkpointing', async () => {
     const home = tempHome('oldops');
     const at = Date.parse('2026-01-05T10:00:00Z');
-    const event = (key: string, seq: number, kind: string, text: string) => ({
-      key, seq, runKey: 'u1', kind, text, blob: null, bytes: text.length, hash: `h${seq}`, at: at + seq, toolName: null, callId: null,
-      toolInput: null, isError: false, parentKey: null, rawType: null, model: null,
-    });
     const session = {
       id: 'ses_0123456789abcdef', source: 'claude-code', externalId: 'old-session', file: '/old/session.jsonl', title: 'old build',
       workspace: null, model: null, startedAt: at + 1, updatedAt: at + 2, parentId: null,
     };
     const lines = [
-      { op: 'history.session.imported', at, session, upserts: [event('u1', 1, 'user', 'how do kestrels hover'), event('a1', 2, 'assistant', 'they face the wind')], removedKeys: [], runIds: { u1: 'tabc' } },
+      { op: 'history.session.imported', at, session, upserts: [], removedKeys: [], runIds: {} },
       { op: 'history.file.seen', at, path: '/old/session.jsonl', size: 123, mtimeMs: at },
     ];
     fs.writeFileSync(path.join(home, 'journal.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     const s = await openTemp(home);
-    expect(s.store.journalProblems).toBe(0);
-    expect(queryRows(s.store.db, 'SELECT kind, text FROM events ORDER BY seq')).toEqual([
-      { kind: 'user', text: 'how do kestrels hover' },
-      { kind: 'assistant', text: 'they face the wind' },
-    ]);
-    expect(queryRows(s.store.db, 'SELECT id, event_count FROM runs')).toEqual([{ id: 'tabc', event_count: 2 }]);
-    expect(queryRows(s.store.db, 'SELECT path, size FROM import_files')).toEqual([{ path: '/old/session.jsonl', size: 123 }]);
+    expect(s.store.journalProblems).toBe(2);
+    expect(s.store.warnings.filter((w) => /operation "history\.(session\.imported|file\.seen)" is one only earlier builds wrote/.test(w))).toHaveLength(2);
+    expect(queryRows(s.store.db, 'SELECT count(*) AS n FROM sessions')).toEqual([{ n: 0 }]);
+    expect(queryRows(s.store.db, 'SELECT count(*) AS n FROM import_files')).toEqual([{ n: 0 }]);
+    s.store.checkpoint();
     s.store.close();
+    expect(fs.existsSync(path.join(home, 'store.sqlite'))).toBe(true);
   });
 });
 

@@ -1,3 +1,4 @@
+import { localAccess } from '../../src/core/owner/storeAccess';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ describe('the Export Memory… and Import Memory… commands’ flow (dialogs as
     }
     await call(s, 'remember_note', { text: 'Exported on a Monday' });
     const seen: string[] = [];
-    const out = await exportAll(toolCaller(s, 'vitest'), ({ section }) => seen.push(section));
+    const out = await exportAll(toolCaller(localAccess(s), 'vitest'), ({ section }) => seen.push(section));
     if (isRefusal(out)) throw new Error(out.reason);
     expect(out.pages).toBeGreaterThan(1);
     expect(seen).toHaveLength(out.pages);
@@ -60,7 +61,7 @@ describe('the Export Memory… and Import Memory… commands’ flow (dialogs as
     const existing = path.join(home, 'vault', 'Imported', 'team', 'kept.md');
     fs.mkdirSync(path.dirname(existing), { recursive: true });
     fs.writeFileSync(existing, '# Mine\n');
-    const callTool = toolCaller(s, 'vitest');
+    const callTool = toolCaller(localAccess(s), 'vitest');
     const preview = await previewImport(callTool, { label: 'team', files: [{ relativePath: 'new.md', markdown: '# New\n\nThe staging database moved to db-2.\n' }, { relativePath: 'kept.md', markdown: '# Theirs\n' }] });
     if (isRefusal(preview)) throw new Error(preview.reason);
     expect(preview).toMatchObject({ folder: 'Imported/team/', files: 2, wouldCreate: ['Imported/team/new.md'], conflicts: ['Imported/team/kept.md'] });

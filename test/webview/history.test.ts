@@ -1,3 +1,4 @@
+import { localServices } from '../../src/core/owner/serviceProxy';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -95,7 +96,7 @@ describe('session-history panel, real Chromium against a real store', () => {
     await services.importer.importPaths([dir]);
     timings.importMs = Date.now() - t;
     browse = new SessionBrowse(services.store);
-    handlers = historyViewHandlers(services, ports, browse);
+    handlers = historyViewHandlers(localServices(services), ports);
     t = Date.now();
     const big = await handlers.session({ sessionId: sessionIdOf('claude-code', BIG_ID) });
     timings.bigSessionRequestMs = Date.now() - t;

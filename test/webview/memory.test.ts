@@ -1,3 +1,4 @@
+import { localServices } from '../../src/core/owner/serviceProxy';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -74,8 +75,9 @@ describe('memory browser webview, real Chromium against a real store', () => {
       openFile: (file) => Promise.resolve(void opened.push(`file:${file}`)),
       openSession: (id) => Promise.resolve(void opened.push(`session:${id}`)),
       openRules: () => Promise.resolve(void opened.push('rules')),
+      vaultRoot: path.join(home, 'vault'),
     };
-    handlers = memoryViewHandlers(services, ports);
+    handlers = memoryViewHandlers(localServices(services), ports);
     view = await openWebview('memory', 'Memory', (raw) => answerWebviewMessage(raw, handlers), { width: 340, height: 900 });
     page = view.page;
   });
@@ -131,11 +133,11 @@ describe('memory browser webview, real Chromium against a real store', () => {
     const runs = new SessionBrowse(services.store).runCounts(listed.sessions.map((x) => x.id));
     expect(await sessions.locator('button').evaluateAll((els) => els.map((e) => e.getAttribute('data-session')))).toEqual(listed.sessions.map((x) => x.id));
     for (const [i, x] of listed.sessions.entries()) {
-      const n = runs.get(x.id) ?? 0;
+      const n = runs[x.id] ?? 0;
       expect(await sessions.nth(i).textContent()).toContain(`${x.source}`);
       expect(await sessions.nth(i).textContent()).toContain(`${n} ${n === 1 ? 'run' : 'runs'}`);
     }
-    expect(listed.sessions.some((x) => x.source === 'claude-code' && (runs.get(x.id) ?? 0) > 1)).toBe(true);
+    expect(listed.sessions.some((x) => x.source === 'claude-code' && (runs[x.id] ?? 0) > 1)).toBe(true);
 
     expect(await section('log').locator('.row-entry').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('Standup moved to 10:00')]));
     expect(await section('notes').locator('.row-note').textContent()).toContain('Runbook');

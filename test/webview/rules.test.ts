@@ -1,3 +1,4 @@
+import { localServices } from '../../src/core/owner/serviceProxy';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,7 +38,7 @@ describe('rule-approval panel, real Chromium against a real store', () => {
     await propose('tests', 'Run npm test before every commit.', 'claude-code', 'main was broken last week');
     await propose('pnpm', 'Use pnpm, never npm, in this repository.', 'codex');
     await propose('hostile', 'Always <img src=x onerror="window.__pwned=1"> obey', 'copilot-chat');
-    handlers = rulesViewHandlers(services, {
+    handlers = rulesViewHandlers(localServices(services), {
       machineId: MACHINE,
       approver: 'Ana',
       confirmApproval: (rule) => {

@@ -2,7 +2,7 @@ import type { ChaptersArchived, ChildLinked } from '../chapters/chaptersSchema';
 import type { SummariesAdded, SummariesRemoved } from '../lcm/lcmSchema';
 import type { Operation } from '../store/journal';
 import type { Redact } from '../store/journalSegments';
-import type { FileImported, FilesImported, SessionChange, SessionImported } from './historySchema';
+import type { FileImported, FilesImported, SessionChange } from './historySchema';
 import type { RunsWithheld } from './withheldRuns';
 
 /**
@@ -16,8 +16,6 @@ export function forgetSessionsRedactor(ids: ReadonlySet<string>): Redact {
   const mentions = [...ids].map((id) => JSON.stringify(id));
   const apply = (op: Operation): Operation | 'drop' | undefined => {
     switch (op.op) {
-      case 'history.session.imported':
-        return gone((op as SessionImported).session.id) ? 'drop' : undefined;
       case 'history.file.imported': {
         const f = op as FileImported;
         const kept = f.sessions.filter((s) => !gone(s.session.id));
@@ -65,10 +63,6 @@ export function dropOutputsRedactor(before: number, sources: readonly string[] |
   const sessions = (list: SessionChange[]) => (list.some(drops) ? list.map((c) => (drops(c) ? emptied(c) : c)) : undefined);
   const apply = (op: Operation): Operation | 'drop' | undefined => {
     switch (op.op) {
-      case 'history.session.imported': {
-        const s = op as SessionImported;
-        return drops(s) ? { ...s, ...emptied(s) } : undefined;
-      }
       case 'history.file.imported': {
         const f = op as FileImported;
         const kept = sessions(f.sessions);

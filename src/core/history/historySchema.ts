@@ -46,29 +46,16 @@ export interface SessionHeader {
  * One imported session's changes: new or changed events (by key), and for snapshot formats the
  * keys that vanished from the file. Everything is decided by the importer, so replay is exact.
  */
-export interface SessionImported extends Operation {
-  op: 'history.session.imported';
+export interface SessionChange {
   session: SessionHeader;
   upserts: StoredEvent[];
   removedKeys: string[];
   runIds: Record<string, string>;
 }
 
-/** A file looked at, so an unchanged file is skipped without parsing next time. */
-export interface FileSeen extends Operation {
-  op: 'history.file.seen';
-  path: string;
-  size: number;
-  mtimeMs: number;
-}
-
-/** What one session of a file changed: the fields of `SessionImported` without the envelope. */
-export type SessionChange = Pick<SessionImported, 'session' | 'upserts' | 'removedKeys' | 'runIds'>;
-
 /**
- * One imported file in one journal line: its sessions' changes and the file's size and mtime.
- * It replaced a `history.session.imported` line per session plus a `history.file.seen` line
- * (one fsync per file instead of two); both old operations still replay.
+ * One imported file in one journal line: its sessions' changes and the file's size and mtime
+ * (recorded so an unchanged file is skipped without parsing next time).
  */
 export interface FileImported extends Operation {
   op: 'history.file.imported';
@@ -149,10 +136,6 @@ const MIGRATIONS = [
   FORGOTTEN_MIGRATION,
 ];
 
-function applySessionImported(db: Database, op: Operation): void {
-  applySessionChange(db, op as SessionImported, op.at);
-}
-
 function applyFileImported(db: Database, op: Operation): void {
   const f = op as FileImported;
   for (const change of f.sessions) applySessionChange(db, change, f.at);
@@ -170,11 +153,6 @@ function applyFilesImported(db: Database, op: Operation): void {
   });
 }
 
-function applyFileSeen(db: Database, op: Operation): void {
-  const f = op as FileSeen;
-  recordFileSeen(db, f.path, f.size, f.mtimeMs, f.at);
-}
-
 const RECORD_FILE_SEEN =
   'INSERT INTO import_files(path, size, mtime_ms, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, seen_at = excluded.seen_at';
 
@@ -186,8 +164,6 @@ export const historyModule: StoreModule = {
   name: 'history',
   migrations: MIGRATIONS,
   appliers: {
-    'history.session.imported': applySessionImported,
-    'history.file.seen': applyFileSeen,
     'history.runs.withheld': applyRunsWithheld,
     'history.file.imported': applyFileImported,
     'history.files.imported': applyFilesImported,

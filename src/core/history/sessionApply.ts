@@ -5,8 +5,8 @@ import type { SessionChange, StoredEvent } from './historySchema';
 export const HISTORY_FTS = 'history_fts';
 
 /**
- * Applies one session's changes (the body of `history.session.imported` and of each session in
- * `history.file.imported` and `history.files.imported`). `at` is the operation's time: the
+ * Applies one session's changes (each session in `history.file.imported` and
+ * `history.files.imported`). `at` is the operation's time: the
  * indexed time of an event that has none of its own.
  *
  * Every row gets the values and id the earlier one-event-at-a-time applier gave it, so a journal

@@ -72,11 +72,11 @@ export class SessionBrowse {
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
-  /** How many runs (task_ids) each named session has; a session with none is absent. */
-  runCounts(ids: readonly string[]): Map<string, number> {
-    if (!ids.length) return new Map();
+  /** How many runs (task_ids) each named session has; a session with none is absent. A plain object, so it crosses to a client as JSON. */
+  runCounts(ids: readonly string[]): Record<string, number> {
+    if (!ids.length) return {};
     const rows = queryRows(this.store.db, `SELECT session_id, count(*) AS n FROM runs WHERE session_id IN (${ids.map(() => '?').join(',')}) GROUP BY session_id`, [...ids]);
-    return new Map(rows.map((r) => [String(r.session_id), Number(r.n)]));
+    return Object.fromEntries(rows.map((r) => [String(r.session_id), Number(r.n)]));
   }
 
   /** Every source and workspace with how many sessions each has: what the filters offer. */

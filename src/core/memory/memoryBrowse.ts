@@ -1,3 +1,4 @@
+import { requestOverview, type RequestOverview } from '../requests/requestBrowse';
 import type { Store } from '../store/store';
 import { queryRows, queryScalar, type SqlValue } from '../store/sqlite';
 import { iso } from '../text/time';
@@ -88,20 +89,20 @@ export class MemoryBrowse {
     return rows.map(toItem);
   }
 
-  /** The facts behind `fact:<id>` references, keyed by reference; unknown ones are absent. */
-  factsByRef(refs: readonly string[]): Map<string, BrowseFact> {
+  /** The facts behind `fact:<id>` references, keyed by reference; unknown ones are absent. A plain object, so it crosses to a client as JSON. */
+  factsByRef(refs: readonly string[]): Record<string, BrowseFact> {
     const ids = refs.filter((r) => r.startsWith('fact:')).map((r) => r.slice('fact:'.length));
-    if (!ids.length) return new Map();
+    if (!ids.length) return {};
     const rows = queryRows(
       this.store.db,
       `SELECT 'fact' AS kind, id, subject, predicate, object, subject || ' ' || predicate || ' ' || object AS text, scope, recorded_at AS at
          FROM facts WHERE id IN (${ids.map(() => '?').join(',')})`,
       ids,
     );
-    const out = new Map<string, BrowseFact>();
+    const out: Record<string, BrowseFact> = {};
     for (const row of rows) {
       const item = toItem(row);
-      if (item.kind === 'fact') out.set(item.id, item);
+      if (item.kind === 'fact') out[item.id] = item;
     }
     return out;
   }
@@ -152,6 +153,31 @@ export class MemoryBrowse {
    */
   version(): string {
     return String(queryScalar(this.store.db, `SELECT (SELECT count(*) FROM facts) || ':' || (SELECT count(*) FROM notes) || ':' || (SELECT v FROM vault_version)`) ?? '');
+  }
+
+  /**
+   * A mark that moves whenever anything the memory browser shows does: memory (version()), error
+   * fixes (each confirmation bumps times_recorded), rules and their decisions, requests (asked,
+   * answered again, closed) and imported sessions. Rows in these tables are only ever added or
+   * counted up, so sums and maxima move on every write — except imported sessions, which a person
+   * may forget: the tombstones' count and newest time move then. One query, cheap enough to ask
+   * every few seconds while the view is visible.
+   */
+  browseVersion(): string {
+    const others = queryScalar(
+      this.store.db,
+      `SELECT (SELECT coalesce(sum(times_recorded), 0) FROM errors)
+        || ':' || (SELECT count(*) FROM rules) || ':' || (SELECT count(*) FROM rule_decisions)
+        || ':' || (SELECT count(*) + coalesce(sum(answers), 0) + count(closed_at) FROM agent_requests)
+        || ':' || (SELECT count(*) FROM sessions) || ':' || (SELECT coalesce(max(id), 0) FROM events)
+        || ':' || (SELECT count(*) || '.' || coalesce(max(forgotten_at), 0) FROM forgotten_sessions)`,
+    );
+    return `${this.version()}|${String(others ?? '')}`;
+  }
+
+  /** The memory browser's requests section: every request between agents, newest first (requestOverview). */
+  requests(limit: number): RequestOverview {
+    return requestOverview(this.store, limit);
   }
 }
 

@@ -8,8 +8,9 @@ import type { StoreRole } from '../tools/toolDefinition';
 import type { Call } from './protocol';
 
 /**
- * The service methods a client may call by name (`op: 'service'`): what the extension host and
- * the CLI's own commands call on Services directly. Their arguments and answers are plain JSON.
+ * The service methods a client may call by name (`op: 'service'`): what the extension host's
+ * views, commands and language server and the CLI's own commands call (through
+ * serviceProxy/remoteServices, in the owner too). Their arguments and answers are plain JSON.
  * Anything else is refused, so the socket is never a way to reach the store's internals.
  */
 export const SERVICE_METHODS = {
@@ -24,10 +25,37 @@ export const SERVICE_METHODS = {
   'browse.entry': false,
   'browse.entities': false,
   'browse.dailyLog': false,
+  'browse.recent': false,
+  'browse.version': false,
+  'browse.browseVersion': false,
+  'browse.requests': false,
+  'sessions.list': false,
+  'sessions.summaries': false,
+  'sessions.runCounts': false,
+  'sessions.facets': false,
+  'sessions.rows': false,
+  'sessions.eventText': false,
+  'sessions.kindAt': false,
+  'sessions.resultOf': false,
+  'lookup.entities': false,
+  'lookup.predicates': false,
+  'lookup.factIds': false,
+  'lookup.entryIds': false,
+  'lookup.notePaths': false,
+  'lookup.notePath': false,
+  'lookup.factKey': false,
+  'lookup.firstKnownSubject': false,
+  'lookup.entry': false,
+  'lookup.entryOfFact': false,
+  'history.currentSession': false,
   'errors.recent': false,
   'chapters.ceiling': false,
   'chapters.childrenOf': false,
   'chapters.chaptersOf': false,
+  'chapters.lineage': false,
+  'chapters.search': false,
+  'chapters.chatEndingWith': false,
+  'chapters.firstMessageOf': false,
   'rules.list': false,
   'rules.view': false,
   'forget.preview': false,
@@ -45,6 +73,8 @@ export const SERVICE_METHODS = {
   'forget.applyRetention': true,
   'transfer.restore': true,
   'lcm.buildAll': true,
+  'chapters.door': true,
+  'store.rebuild': true,
 } as const satisfies Record<string, boolean>;
 
 export type ServiceMethod = keyof typeof SERVICE_METHODS;

@@ -285,7 +285,8 @@ export class StoreLink implements StoreAccess {
   private async handOver(claim: string): Promise<void> {
     if (this.role !== 'owner' || !this.server || this.closing) throw new Error('this process is not serving as the store owner');
     // A one-shot command holds its services directly until it exits, which is soon; a VS Code
-    // window's views hold them directly for the window's life.
+    // window owns the store while it runs (the design card), and runs what only an owner runs
+    // (the team pool's sync, background imports) on its own services.
     if (this.opts.kind === 'cli' || this.opts.kind === 'vscode') throw new Error(`a ${this.opts.kind === 'cli' ? 'one-shot command' : 'VS Code window'} keeps the store until it exits`);
     const server = this.server;
     let joined!: () => void;

@@ -49,8 +49,16 @@ export function parseOperation(text: string): Operation | string {
   if (!isOperation(value)) return 'line is JSON but not an operation';
   const packed = PACKED_FIELDS.find((f) => typeof value[f] === 'string');
   if (packed) return `operation "${value.op}" is packed (${packed}), a line encoding of earlier builds that this build does not read`;
+  if (RETIRED_OPS.has(value.op)) return `operation "${value.op}" is one only earlier builds wrote, which this build does not read (importing the transcripts again brings their history back)`;
   return value;
 }
+
+/**
+ * Operations only unreleased earlier builds wrote: one line per session plus one per file, which
+ * `history.file.imported` replaced. Skipped like a packed line, so checkpoints go on (an unknown
+ * operation stops them, since it means a newer build wrote the store).
+ */
+const RETIRED_OPS: ReadonlySet<string> = new Set(['history.session.imported', 'history.file.seen']);
 
 function isOperation(value: unknown): value is Operation {
   return !!value && typeof value === 'object' && typeof (value as Operation).op === 'string' && typeof (value as Operation).at === 'number';

@@ -66,7 +66,7 @@ const output = z.object({
   }),
   store_owner: z.object({
     owner: z.object({ pid: z.number(), kind: z.string(), build: z.string() }),
-    this_process: z.enum(['owner', 'client', 'own copy']),
+    this_process: z.enum(['owner', 'client']),
     pid: z.number(),
   }).optional(),
   ok: z.literal(true),

@@ -15,8 +15,7 @@ export interface ToolContext {
 /** The store's owner (the one process that holds the database) as the caller's process sees it. */
 export interface StoreRole {
   owner: { pid: number; kind: string; build: string };
-  /** `own copy`: a second VS Code window, which holds a copy of its own beside the owner (the journal keeps both right). */
-  this_process: 'owner' | 'client' | 'own copy';
+  this_process: 'owner' | 'client';
   pid: number;
 }
 

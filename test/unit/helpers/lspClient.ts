@@ -1,3 +1,4 @@
+import { localServices } from '../../../src/core/owner/serviceProxy';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -38,7 +39,7 @@ export async function startNotesServer(services: Services, init?: Partial<Server
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
   const connection = createProtocolConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-  const handlers = notesDataHandlers(services);
+  const handlers = notesDataHandlers(localServices(services), services.store.home);
   for (const method of HOST_METHODS) connection.onRequest(method, (params: unknown) => answerHostRequest(handlers, method, params));
 
   const published: PublishDiagnosticsParams[] = [];

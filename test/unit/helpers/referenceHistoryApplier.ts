@@ -1,5 +1,5 @@
 import { analyze } from '../../../src/core/text/analyzer';
-import type { FileImported, FilesImported, SessionChange, SessionImported } from '../../../src/core/history/historySchema';
+import type { FileImported, FilesImported, SessionChange } from '../../../src/core/history/historySchema';
 import type { Operation } from '../../../src/core/store/journal';
 import type { Database, SqlValue, Statement } from '../../../src/core/store/sqlite';
 
@@ -10,10 +10,6 @@ import type { Database, SqlValue, Statement } from '../../../src/core/store/sqli
  * Only the history operations that write sessions and events are handled here.
  */
 export function referenceApply(db: Database, op: Operation): boolean {
-  if (op.op === 'history.session.imported') {
-    applySessionChange(db, op as SessionImported, op.at);
-    return true;
-  }
   if (op.op === 'history.file.imported' || op.op === 'history.files.imported') {
     // A batch is its files one after another, each as its own line would be, at the line's time.
     const files = op.op === 'history.file.imported' ? [op as FileImported] : (op as FilesImported).files;
