@@ -3,7 +3,7 @@ import type { Services } from '../core/services';
 import { PoolClient, type PoolStatus } from '../core/pool/poolClient';
 import { redactPassword, resolvePool } from '../core/pool/poolConfig';
 import { joinPool, leavePool } from '../core/pool/poolJoin';
-import { PoolStateFile, SHARED_KINDS } from '../core/pool/poolState';
+import { PoolStateFile, SHARED_KINDS, type SharedRecords } from '../core/pool/poolState';
 import { poolTeamProblem } from '../core/pool/poolServer';
 
 export const POOL_USAGE = `recollect pool join <postgres://user@host/db> [--team <name>]
@@ -80,7 +80,7 @@ export async function poolCommand(args: string[], home: string, withServices: (f
       return withServices(async (s) => {
         const client = new PoolClient(s.store, { url: target.url, team: target.team }, state, { ...(batchSize ? { batchSize } : {}), ...(onStatus ? { onStatus } : {}) });
         try {
-          if (sub === 'status') return report(json, target.url, await statusOf(client));
+          if (sub === 'status') return report(json, target.url, await statusOf(client), state.read().share);
           if (watching) return await watch(client);
           const r = await client.sync();
           if (isRefusal(r)) return report(json, target.url, r);
@@ -103,8 +103,8 @@ async function statusOf(client: PoolClient): Promise<PoolStatus | Refusal> {
   return { ...client.current, state: behind > 0 ? 'behind' : 'connected', behind };
 }
 
-function report(json: (v: unknown) => void, url: string, r: PoolStatus | Refusal): number {
-  json({ url: redactPassword(url), ...r });
+function report(json: (v: unknown) => void, url: string, r: PoolStatus | Refusal, shared?: SharedRecords): number {
+  json({ url: redactPassword(url), ...r, ...(shared ? { shared } : {}) });
   return 'ok' in r && r.ok === false && (r as { state?: string }).state !== 'offline' ? EXIT.refused : EXIT.answered;
 }
 

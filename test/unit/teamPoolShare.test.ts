@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,9 +59,12 @@ async function close(...ms: Machine[]): Promise<void> {
   }
 }
 
-/** What `recollect pool share core errors,chapters,rules` records. */
+/** `recollect pool share core errors,chapters,rules`, as a person runs it. */
 function shareAll(home: string): void {
-  new PoolStateFile(home).update({ share: { team: TEAM, kinds: ['errors', 'chapters', 'rules'] } });
+  const r = spawnSync(process.execPath, [CLI, 'pool', 'share', TEAM, 'errors,chapters,rules'], { env: { ...process.env, RECOLLECT_HOME: home }, encoding: 'utf8' });
+  expect(r.status).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, shared: { team: TEAM, kinds: ['errors', 'chapters', 'rules'] } });
+  expect(new PoolStateFile(home).read().share).toEqual({ team: TEAM, kinds: ['errors', 'chapters', 'rules'] });
 }
 
 function count(m: Machine | Services, sql: string, params: (string | number)[] = []): number {
@@ -127,6 +130,9 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
       const privateRule = await call(a, 'chapters_rule_propose', { text: 'Private rule: never share this one' });
       expect(privateRule).toMatchObject({ ok: true });
 
+      const unknown = spawnSync(process.execPath, [CLI, 'pool', 'share', TEAM, 'errors,chats'], { env: { ...process.env, RECOLLECT_HOME: a.home }, encoding: 'utf8' });
+      expect(unknown.status).toBe(2);
+      expect(unknown.stdout).toContain('chats: not a kind that can be shared; choose from errors, chapters, rules');
       shareAll(a.home);
       shareAll(b.home);
       // The same fix on both machines lands on one record, confirmed twice, everywhere.
@@ -241,6 +247,8 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
     });
     const present = new Set((await serverRows("SELECT sha256 FROM recollect.blobs WHERE team = 'core'")).map((r) => String(r.sha256)));
     expect(named.filter((h) => !present.has(h))).toEqual([]);
+    // And no blob of an operation that did not commit is there: the killed transaction left nothing.
+    expect(expected.filter((h) => present.has(h) && !named.includes(h))).toEqual([]);
 
     expect(await exited(spawn(process.execPath, [CLI, 'pool', 'sync'], { env: cliEnv(homeA, 'erin'), stdio: ['ignore', 'ignore', 'inherit'] }))).toBe(0);
     expect(await onServer()).toBe(sessions);

@@ -44,7 +44,7 @@ export async function pushBlobs(client: ClientBase, team: string, blobs: BlobSto
 /**
  * Brings the blobs `hashes` name that this store lacks from the pool, before the pulled line
  * that names them is journaled (a journal line never names a blob that is not on disk). Each is
- * checked against its address; one that does not match is not kept.
+ * checked against its address and the limit; one that fails either is not kept.
  */
 export async function pullBlobs(client: ClientBase, team: string, blobs: BlobStore, hashes: readonly string[]): Promise<number> {
   const missing = [...new Set(hashes)].filter((h) => !blobs.has(h));
@@ -53,7 +53,7 @@ export async function pullBlobs(client: ClientBase, team: string, blobs: BlobSto
     const part = missing.slice(i, i + BLOBS_PER_QUERY);
     const r = await client.query<{ sha256: string; bytes: Buffer }>('SELECT sha256, bytes FROM recollect.blobs WHERE team = $1 AND sha256 = ANY($2::text[])', [team, part]);
     for (const row of r.rows) {
-      if (createHash('sha256').update(row.bytes).digest('hex') !== row.sha256) continue;
+      if (row.bytes.length > POOL_BLOB_MAX || createHash('sha256').update(row.bytes).digest('hex') !== row.sha256) continue;
       // Plain files, as the archiving machine keeps them: chapters_search hands out their paths.
       blobs.putReadable(row.bytes);
       got++;
