@@ -125,7 +125,7 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
     const [a, b] = [await machine('alice'), await machine('bob')];
     try {
       // Before sharing is turned on: this machine's own.
-      await call(a, 'write_error', fix('private failure of alice before sharing'));
+      expect(await call(a, 'write_error', fix('private failure of alice before sharing'))).toMatchObject({ recorded: true, scope: 'global' });
       const privateChapter = await archive(a.services, await importSession(a.services, 'privatezebra'), 'Private zebra work');
       const privateRule = await call(a, 'chapters_rule_propose', { text: 'Private rule: never share this one' });
       expect(privateRule).toMatchObject({ ok: true });
@@ -137,11 +137,14 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
       shareAll(b.home);
       // The same fix on both machines lands on one record, confirmed twice, everywhere.
       const teamFix = await call(a, 'write_error', fix('vitest hook timed out in beforeAll'));
+      expect(teamFix).toMatchObject({ recorded: true, new: true, scope: 'team:core' });
       expect(await call(b, 'write_error', fix('vitest hook timed out in beforeAll'))).toMatchObject({ hash: teamFix.hash });
       await call(b, 'write_error', { ...fix('bob alone saw the flaky socket'), keywords: ['socket'] });
       const teamChapter = await archive(a.services, await importSession(a.services, 'teamotter'), 'Team otter work');
       const chapterRow = (teamChapter.chapters as { id: string; sha256: string }[])[0]!;
       const rule = await call(a, 'chapters_rule_propose', { text: 'Run the team pool tests against a real PostgreSQL' });
+      expect(rule.text).toContain('shared with team:core through the team pool; each machine\'s approval stays its own');
+      expect(privateRule.text).not.toContain('team pool');
       const approved = await a.services.rules.approve(String(rule.id), a.services.rules.machine.current(), 'Alice');
       expect(approved).toMatchObject({ ok: true, rule: { status: 'approved' } });
 

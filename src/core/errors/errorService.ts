@@ -103,7 +103,7 @@ export class ErrorService implements ErrorMemory {
     const { hash, digest } = errorHash(input.tool_name, input.symptom, input.action);
     const cause = input.cause?.trim() ? input.cause.trim() : null;
     return this.store.commit((db) => {
-      const existing = queryRows(db, 'SELECT digest, times_recorded FROM errors WHERE hash = ?', [hash])[0];
+      const existing = queryRows(db, 'SELECT digest, times_recorded, scope FROM errors WHERE hash = ?', [hash])[0];
       if (existing && existing.digest !== digest) {
         return { result: refuse(`hash ${hash} already belongs to a different record (a sha256 prefix collision). Reword the symptom slightly and record again. Nothing was recorded.`) };
       }
@@ -124,6 +124,8 @@ export class ErrorService implements ErrorMemory {
           new: !existing,
           times_recorded: times,
           recorded_at: iso(at),
+          // The record's scope after this write: a fix once the team's stays the team's.
+          scope: shared ?? (existing ? String(existing.scope) : DEFAULT_SCOPE),
           ...(existing ? { note: `this fix was already recorded as ${hash}; the record was confirmed again and merged any new keywords and cause` } : {}),
         },
       };

@@ -98,7 +98,7 @@ export class RulesService {
         op,
         result: {
           ok: true as const, id, status: 'pending' as const, duplicate: false,
-          text: `Proposed rule ${id} (${category}, ${where}): "${text}". It is not in force: a person must approve it on this machine in Recollect's rule approval view. Do not follow it as a rule until chapters_rules returns it.`,
+          text: `Proposed rule ${id} (${category}, ${where}): "${text}". It is not in force: a person must approve it on this machine in Recollect's rule approval view. Do not follow it as a rule until chapters_rules returns it.${shared ? ` The proposal is shared with ${shared} through the team pool; each machine's approval stays its own.` : ''}`,
         },
       };
     });
