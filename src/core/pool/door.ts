@@ -39,5 +39,7 @@ export function memoryDoor(db: Database, scope: string | undefined): string {
  */
 export function recordsDoor(db: Database, scopes: readonly string[]): string {
   if (!scopes.length) return memoryDoor(db, undefined);
-  return [...new Set([...new Set(scopes)].map((s) => memoryDoor(db, s)))].sort((a, b) => (a === STORE_DOOR ? -1 : b === STORE_DOOR ? 1 : a.localeCompare(b))).join(' and ');
+  const doors = [...new Set(scopes.map((s) => memoryDoor(db, s)))];
+  // This machine's store first, then the mirrors by name, as memoryDoor lists them.
+  return doors.sort((a, b) => (a === STORE_DOOR ? -1 : b === STORE_DOOR ? 1 : a.localeCompare(b))).join(' and ');
 }
