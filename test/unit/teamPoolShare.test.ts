@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionIdOf } from '../../src/core/history/importer';
 import { PoolClient } from '../../src/core/pool/poolClient';
@@ -217,7 +218,7 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
     }
   }, 120_000);
 
-  it('kill -9 in the middle of pushing chapter blobs loses nothing and stores nothing twice', async () => {
+  it('kill -9 in the middle of pushing chapter blobs, and of pulling them, loses nothing and stores nothing twice', async () => {
     const sessions = 16;
     const homeA = tempHome('share-kill-a');
     shareAll(homeA);
@@ -259,13 +260,29 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
     expect(stored).toHaveLength(new Set(expected).size);
     expect(stored.every((r) => r.n === 1 && r.whole === true)).toBe(true);
 
-    // A fresh machine pulls every chapter with its blob, each once.
-    const b = await machine('bob');
+    // A pull killed half-way (blobs written, their line maybe not) and run again: every chapter
+    // with its blob, each once.
+    const homeB = tempHome('share-kill-b');
+    const pull = spawn(process.execPath, [CLI, 'pool', 'sync', '--batch', '1'], { env: cliEnv(homeB, 'bob'), stdio: ['ignore', 'ignore', 'inherit'] });
+    const journal = path.join(homeB, 'journal.jsonl');
+    await untilAsync('the pull to be under way', async () => fs.existsSync(journal) && fs.readFileSync(journal, 'utf8').split('"op":"chapters.shared"').length > 3);
+    pull.kill('SIGKILL');
+    await exited(pull);
+    const halfway = await openTemp(homeB);
+    try {
+      const pulled = count(halfway, "SELECT count(*) FROM chapters WHERE title LIKE 'Kite %'");
+      expect(pulled).toBeGreaterThan(0);
+      expect(pulled).toBeLessThan(sessions);
+    } finally {
+      halfway.store.close();
+    }
+    const b = await machine('bob', homeB);
     try {
       expect(await b.pool.sync()).toMatchObject({ pulled: expect.any(Number) });
       expect(count(b, "SELECT count(*) FROM chapters WHERE title LIKE 'Kite %'")).toBe(sessions);
       expect(count(b, "SELECT count(DISTINCT id) FROM chapters WHERE title LIKE 'Kite %'")).toBe(sessions);
       for (const sha of expected) expect(createHash('sha256').update(b.services.store.blobs.get(sha) ?? '').digest('hex')).toBe(sha);
+      expect(count(b, 'SELECT count(*) FROM pool_applied')).toBe(count(b, 'SELECT count(DISTINCT op_id) FROM pool_applied'));
     } finally {
       await close(b);
     }
