@@ -1,16 +1,19 @@
-import { isRefusal, type Refusal } from '../core/refusal';
+import { isRefusal, refuse, type Refusal } from '../core/refusal';
 import type { Services } from '../core/services';
 import { PoolClient, type PoolStatus } from '../core/pool/poolClient';
 import { redactPassword, resolvePool } from '../core/pool/poolConfig';
 import { joinPool, leavePool } from '../core/pool/poolJoin';
-import { PoolStateFile } from '../core/pool/poolState';
+import { PoolStateFile, SHARED_KINDS, type SharedRecords } from '../core/pool/poolState';
+import { poolTeamProblem } from '../core/pool/poolServer';
 
 export const POOL_USAGE = `recollect pool join <postgres://user@host/db> [--team <name>]
                                          join a team pool (password: PGPASSWORD or ~/.pgpass, never in the URL)
   recollect pool status                  connected / offline / behind by N, and what is left to push
   recollect pool sync [--watch] [--batch N]
                                          push this store's team operations and pull the others' (--watch: stay live)
-  recollect pool leave                   stop syncing (what was pulled stays in this store)`;
+  recollect pool leave                   stop syncing (what was pulled stays in this store)
+  recollect pool share <team> <errors,chapters,rules> | none
+                                         record these kinds in scope team:<team> from now on (they have no scope of their own)`;
 
 type Print = (text: string) => void;
 
@@ -30,6 +33,29 @@ export async function poolCommand(args: string[], home: string, withServices: (f
       const joined = await joinPool({ url, team }, state);
       json(isRefusal(joined) ? joined : { ok: true, joined: joined.team, url: redactPassword(joined.url) });
       return isRefusal(joined) ? EXIT.refused : EXIT.answered;
+    }
+    case 'share': {
+      const [team, kinds] = rest;
+      if (team === 'none' && kinds === undefined) {
+        state.update({ share: undefined });
+        json({ ok: true, shared: null });
+        return EXIT.answered;
+      }
+      const chosen = kinds?.split(',').map((k) => k.trim());
+      const unknown = chosen?.filter((k) => !(SHARED_KINDS as readonly string[]).includes(k));
+      if (!team || !chosen || unknown?.length) {
+        if (unknown?.length) json(refuse(`${unknown.join(', ')}: not a kind that can be shared; choose from ${SHARED_KINDS.join(', ')}`));
+        return usageError(print);
+      }
+      const bad = poolTeamProblem(team);
+      if (bad) {
+        json(refuse(bad));
+        return EXIT.refused;
+      }
+      const share = { team, kinds: SHARED_KINDS.filter((k) => chosen.includes(k)) };
+      state.update({ share });
+      json({ ok: true, shared: share, note: `from now on these are recorded in scope team:${team}; what was recorded before stays on this machine` });
+      return EXIT.answered;
     }
     case 'leave':
       json({ ok: true, ...leavePool(state) });
@@ -54,7 +80,7 @@ export async function poolCommand(args: string[], home: string, withServices: (f
       return withServices(async (s) => {
         const client = new PoolClient(s.store, { url: target.url, team: target.team }, state, { ...(batchSize ? { batchSize } : {}), ...(onStatus ? { onStatus } : {}) });
         try {
-          if (sub === 'status') return report(json, target.url, await statusOf(client));
+          if (sub === 'status') return report(json, target.url, await statusOf(client), state.read().share);
           if (watching) return await watch(client);
           const r = await client.sync();
           if (isRefusal(r)) return report(json, target.url, r);
@@ -77,8 +103,8 @@ async function statusOf(client: PoolClient): Promise<PoolStatus | Refusal> {
   return { ...client.current, state: behind > 0 ? 'behind' : 'connected', behind };
 }
 
-function report(json: (v: unknown) => void, url: string, r: PoolStatus | Refusal): number {
-  json({ url: redactPassword(url), ...r });
+function report(json: (v: unknown) => void, url: string, r: PoolStatus | Refusal, shared?: SharedRecords): number {
+  json({ url: redactPassword(url), ...r, ...(shared ? { shared } : {}) });
   return 'ok' in r && r.ok === false && (r as { state?: string }).state !== 'offline' ? EXIT.refused : EXIT.answered;
 }
 

@@ -28,7 +28,7 @@ export async function memoryOverview(services: RemoteServices, rows = SECTION_RO
     errors: {
       items: errors.records.map((r) => ({
         hash: r.hash, tool_name: r.tool_name, keywords: r.keywords, symptom: r.symptom, cause: r.cause, action: r.action,
-        source: r.source, last_recorded_at: r.last_recorded_at, times_recorded: r.times_recorded,
+        source: r.source, scope: r.scope, last_recorded_at: r.last_recorded_at, times_recorded: r.times_recorded,
       })),
       total: errors.total,
     },

@@ -4,6 +4,7 @@ import { poolUrlProblem, redactPassword, resolvePool } from '../core/pool/poolCo
 import { joinPool, leavePool } from '../core/pool/poolJoin';
 import { PoolStateFile } from '../core/pool/poolState';
 import { isRefusal } from '../core/refusal';
+import { shareWithTeamPool } from './poolShareCommand';
 import type { Services } from '../core/services';
 
 /** The password of a pool URL lives in VS Code's secret storage under this key, never in settings.json. */
@@ -81,6 +82,7 @@ export function registerTeamPool(context: vscode.ExtensionContext, deps: { own: 
   return [
     vscode.commands.registerCommand('recollect.joinTeamPool', join),
     vscode.commands.registerCommand('recollect.leaveTeamPool', leave),
+    vscode.commands.registerCommand('recollect.shareWithTeamPool', () => shareWithTeamPool(state, { url: config().get<string>('url'), team: config().get<string>('team') })),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('recollect.pool') && void restart()),
     { dispose: () => void client?.stop() },
   ];

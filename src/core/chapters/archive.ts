@@ -10,6 +10,8 @@ import { composeFirstMessage, coverageGaps, planFor, readSessionState, tocChapte
 import { resolvePreset, type PresetName, type PresetUsed } from './presets';
 import { indexTextOf, renderChapter, renderPlan, topicsOf, type FullEvent } from './render';
 import { fullText } from './sessionEvents';
+import { POOL_BLOB_MAX } from '../pool/poolBlobs';
+import { sharedScope } from '../pool/teamShare';
 import { newMarker, type TocChapter, type TocPlan } from './toc';
 
 export interface RangeInput {
@@ -107,6 +109,8 @@ export async function archiveAndOpen(store: Store, req: ContinueRequest): Promis
   if (!rendered.length) warnings.push('nothing new was archived: the next session carries the chapters that already existed.');
   if (state.ceiling.openTurn) warnings.push(`seq ${state.ceiling.openTurn.fromSeq} onwards is an unfinished turn (${state.ceiling.openTurn.reason}) and was not archived; say in the handoff note what was in progress.`);
 
+  warnings.push(...markShared(store, rendered));
+
   // Content first: a journal line never names a blob that is not on disk.
   for (const r of rendered) {
     // Plain files: chapters_search hands out their paths for a plain read.
@@ -148,6 +152,27 @@ export async function archiveAndOpen(store: Store, req: ContinueRequest): Promis
     budget: first.budget,
     firstMessage: first.text,
   };
+}
+
+/**
+ * When chapters are marked for a team (teamShare.ts), each new chapter and its plans are written
+ * in the team's scope, so they travel with their blobs. A chapter whose blob (or a plan's) is over
+ * the pool's limit for one blob stays on this machine, and a warning says so with the numbers.
+ */
+function markShared(store: Store, rendered: readonly Rendered[]): string[] {
+  const shared = sharedScope(store.home, 'chapters');
+  if (!shared) return [];
+  const warnings: string[] = [];
+  for (const r of rendered) {
+    const largest = Math.max(r.record.bytes, ...r.plans.map((p) => Buffer.byteLength(p.markdown, 'utf8')));
+    if (largest > POOL_BLOB_MAX) {
+      warnings.push(`chapter "${r.record.title}" (seq ${r.record.startSeq}–${r.record.endSeq}) is ${largest} bytes, over the team pool's limit of ${POOL_BLOB_MAX} bytes for one blob, so it stays on this machine; archive a smaller range to share it.`);
+      continue;
+    }
+    r.record.scope = shared;
+    for (const p of r.plans) p.record.scope = shared;
+  }
+  return warnings;
 }
 
 /** One line per chapter over the preset's target, or one line for all of them when there are many. */

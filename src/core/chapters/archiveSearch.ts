@@ -6,7 +6,7 @@ import { queryRows } from '../store/sqlite';
 import { iso } from '../text/time';
 import { countTokens } from '../text/tokens';
 import { CHAPTERS_FTS, type ArchiveKind } from './chaptersSchema';
-import { localOnlyDoor } from '../pool/door';
+import { recordsDoor } from '../pool/door';
 
 export const SEARCH_DEFAULT_BUDGET = 400;
 /** Candidates ranked before packing; packing, not this, decides how many are shown. */
@@ -45,11 +45,12 @@ export function searchArchive(store: Store, input: ArchiveSearchInput) {
     anyWord = found.ok && found.total > 0;
   }
   if (!found.ok) return refuse(found.reason);
-  const hits = describe(store, found.hits);
+  const scopes = new Map<string, string>();
+  const hits = describe(store, found.hits, scopes);
   const packed = pack(hits, budget);
-  // Chapter archives stay on the machine that made them, so this machine's store answers.
-  const { door, why } = localOnlyDoor(store.db, 'chapters');
-  const notes = [`answered by ${door} (${why})`];
+  // Team chapters came (or went) through the pool; the others are this machine's own.
+  const door = recordsDoor(store.db, packed.kept.map((h) => scopes.get(h.id) ?? 'global'));
+  const notes = [`answered by ${door}`];
   if (anyWord) notes.push('no archived chapter or plan holds every word, so these are ranked by the words they do hold');
   if (packed.kept.length < hits.length) notes.push(`trimmed to the ${budget}-token budget: ${packed.kept.length} of ${found.total} shown; ask with a larger budget or a narrower query for more`);
   else if (found.total > hits.length) notes.push(`the best ${hits.length} of ${found.total} matches were ranked`);
@@ -65,7 +66,8 @@ export function searchArchive(store: Store, input: ArchiveSearchInput) {
   };
 }
 
-function describe(store: Store, hits: readonly { docid: number; score: number; createdAt: number }[]): ArchiveHit[] {
+/** The hits, with each one's scope put in `scopes` (by id) for the door. */
+function describe(store: Store, hits: readonly { docid: number; score: number; createdAt: number }[], scopes: Map<string, string>): ArchiveHit[] {
   if (!hits.length) return [];
   const docs = new Map(
     queryRows(store.db, `SELECT docid, scope, ref FROM ${CHAPTERS_FTS} WHERE docid IN (${hits.map(() => '?').join(',')})`, hits.map((h) => h.docid)).map((r) => [Number(r.docid), r]),
@@ -78,9 +80,10 @@ function describe(store: Store, hits: readonly { docid: number; score: number; c
     const ref = String(doc.ref);
     const row =
       kind === 'plan'
-        ? queryRows(store.db, "SELECT p.title || ' (' || p.status || ')' AS title, p.sha256, p.tool_name, c.topics FROM chapter_plans p LEFT JOIN chapters c ON c.id = p.chapter_id WHERE p.id = ?", [ref])[0]
-        : queryRows(store.db, 'SELECT title, sha256, topics FROM chapters WHERE id = ?', [ref])[0];
+        ? queryRows(store.db, "SELECT p.title || ' (' || p.status || ')' AS title, p.sha256, p.tool_name, p.scope, c.topics FROM chapter_plans p LEFT JOIN chapters c ON c.id = p.chapter_id WHERE p.id = ?", [ref])[0]
+        : queryRows(store.db, 'SELECT title, sha256, topics, scope FROM chapters WHERE id = ?', [ref])[0];
     if (!row) continue;
+    scopes.set(ref, String(row.scope));
     const topics = JSON.parse(String(row.topics ?? '[]')) as string[];
     out.push({
       score: Number(h.score.toPrecision(4)),

@@ -26,6 +26,8 @@ export interface ChapterRecord {
   lastAt: number | null;
   /** What the keyword index holds: title, summary and a bounded prefix of every event (the blob holds everything). */
   indexText: string;
+  /** `team:<name>` when chapters are shared with that team (teamShare.ts) and its blobs fit the pool; absent: this machine's. */
+  scope?: string;
 }
 
 /** A plan found in the archived events (a todo/plan tool call and its result), findable as kind: plan. */
@@ -45,6 +47,8 @@ export interface PlanRecord {
   at: number | null;
   /** What the keyword index holds: the final plan and every step any earlier call of it in the chapter named. */
   indexText: string;
+  /** Its chapter's scope. */
+  scope?: string;
 }
 
 export type ChildIntent = 'continue' | 'fork';
@@ -71,6 +75,16 @@ export interface ChaptersArchived extends Operation {
   plans: PlanRecord[];
   child: ChildRecord;
   carried: string[];
+}
+
+/**
+ * Team chapters and their plans as another machine receives them through the pool: without the
+ * child session, which belongs to the chat that made it. Their blobs travel beside them.
+ */
+export interface ChaptersShared extends Operation {
+  op: 'chapters.shared';
+  chapters: ChapterRecord[];
+  plans: PlanRecord[];
 }
 
 /**
@@ -151,30 +165,44 @@ const MIGRATIONS = [
   );
   ${createFtsTableSql(CHAPTERS_FTS, ['ref'])}
   `,
+  // Chapters (and their plans) archived for a team travel through the pool; the others stay here.
+  `
+  ALTER TABLE chapters ADD COLUMN scope TEXT NOT NULL DEFAULT 'global';
+  ALTER TABLE chapter_plans ADD COLUMN scope TEXT NOT NULL DEFAULT 'global';
+  `,
 ];
 
 function applyArchived(db: Database, op: Operation): void {
   const a = op as ChaptersArchived;
-  for (const c of a.chapters) {
-    if (queryScalar(db, 'SELECT 1 FROM chapters WHERE id = ?', [c.id])) continue;
-    db.run(`INSERT INTO ${CHAPTERS_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, 'chapter', ?)`, [indexTerms(c.indexText), c.indexText, c.lastAt ?? a.at, c.id]);
-    db.run(
-      `INSERT INTO chapters(id, session_id, start_seq, end_seq, title, summary, sha256, tokens, bytes, events, topics, first_at, last_at, created_at, fts_docid)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [c.id, c.sessionId, c.startSeq, c.endSeq, c.title, c.summary, c.sha256, c.tokens, c.bytes, c.events, JSON.stringify(c.topics), c.firstAt, c.lastAt, a.at, lastRowId(db)],
-    );
-  }
-  for (const p of a.plans) {
-    if (queryScalar(db, 'SELECT 1 FROM chapter_plans WHERE id = ?', [p.id])) continue;
-    db.run(`INSERT INTO ${CHAPTERS_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, 'plan', ?)`, [indexTerms(p.indexText), p.indexText, p.at ?? a.at, p.id]);
-    db.run(
-      `INSERT INTO chapter_plans(id, chapter_id, session_id, seq, result_seq, tool_name, title, status, outline, verdict, sha256, tokens, at, fts_docid)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [p.id, p.chapterId, p.sessionId, p.seq, p.resultSeq, p.toolName, p.title, p.status, JSON.stringify(p.outline), p.verdict, p.sha256, p.tokens, p.at, lastRowId(db)],
-    );
-  }
+  insertChapters(db, a.chapters, a.plans, a.at);
   insertChild(db, a.child, a.at);
   a.carried.forEach((chapterId, i) => db.run('INSERT OR IGNORE INTO child_chapters(child_id, chapter_id, ord) VALUES (?, ?, ?)', [a.child.id, chapterId, i]));
+}
+
+function applyShared(db: Database, op: Operation): void {
+  const s = op as ChaptersShared;
+  insertChapters(db, s.chapters, s.plans, s.at);
+}
+
+function insertChapters(db: Database, chapters: readonly ChapterRecord[], plans: readonly PlanRecord[], at: number): void {
+  for (const c of chapters) {
+    if (queryScalar(db, 'SELECT 1 FROM chapters WHERE id = ?', [c.id])) continue;
+    db.run(`INSERT INTO ${CHAPTERS_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, 'chapter', ?)`, [indexTerms(c.indexText), c.indexText, c.lastAt ?? at, c.id]);
+    db.run(
+      `INSERT INTO chapters(id, session_id, start_seq, end_seq, title, summary, sha256, tokens, bytes, events, topics, first_at, last_at, created_at, fts_docid, scope)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [c.id, c.sessionId, c.startSeq, c.endSeq, c.title, c.summary, c.sha256, c.tokens, c.bytes, c.events, JSON.stringify(c.topics), c.firstAt, c.lastAt, at, lastRowId(db), c.scope ?? 'global'],
+    );
+  }
+  for (const p of plans) {
+    if (queryScalar(db, 'SELECT 1 FROM chapter_plans WHERE id = ?', [p.id])) continue;
+    db.run(`INSERT INTO ${CHAPTERS_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, 'plan', ?)`, [indexTerms(p.indexText), p.indexText, p.at ?? at, p.id]);
+    db.run(
+      `INSERT INTO chapter_plans(id, chapter_id, session_id, seq, result_seq, tool_name, title, status, outline, verdict, sha256, tokens, at, fts_docid, scope)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [p.id, p.chapterId, p.sessionId, p.seq, p.resultSeq, p.toolName, p.title, p.status, JSON.stringify(p.outline), p.verdict, p.sha256, p.tokens, p.at, lastRowId(db), p.scope ?? 'global'],
+    );
+  }
 }
 
 function insertChild(db: Database, c: ChildRecord, at: number): void {
@@ -209,6 +237,7 @@ export const chaptersModule: StoreModule = {
   migrations: MIGRATIONS,
   appliers: {
     'chapters.archived': applyArchived,
+    'chapters.shared': applyShared,
     'chapters.child.linked': applyLinked,
   },
 };

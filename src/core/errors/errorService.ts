@@ -1,4 +1,3 @@
-import { localOnlyDoor } from '../pool/door';
 import { createHash } from 'node:crypto';
 import { DEFAULT_SCOPE } from '../memory/scope';
 import { Redaction } from '../privacy/redaction';
@@ -10,6 +9,8 @@ import { textProblem } from '../text/textRules';
 import { iso } from '../text/time';
 import { countTokens } from '../text/tokens';
 import { ERRORS_FTS, type ErrorRecorded } from './errorSchema';
+import { recordsDoor } from '../pool/door';
+import { sharedScope } from '../pool/teamShare';
 
 export type ErrorOutcome = 'resolved' | 'failed' | 'abandoned';
 
@@ -39,6 +40,8 @@ export interface ErrorRecord {
   action: string;
   outcome: 'resolved';
   source: string;
+  /** global (this machine's) or team:<name> (shared through the team pool). */
+  scope: string;
   first_recorded_at: string;
   last_recorded_at: string;
   times_recorded: number;
@@ -86,8 +89,9 @@ export class ErrorService implements ErrorMemory {
         note: `outcome=${given.outcome} is accepted but not stored: error memory keeps only fixes that worked. Record it again with outcome=resolved once a fix is confirmed.`,
       };
     }
-    // Errors have no scope of their own: they are global memory. The hash is of the redacted text, as it is what is kept.
-    const input = { ...given, ...(await this.redaction.value({ symptom: given.symptom, action: given.action, cause: given.cause, keywords: given.keywords }, DEFAULT_SCOPE)) };
+    // A fix is global memory unless error fixes are marked for a team (teamShare.ts). The hash is of the redacted text, as it is what is kept.
+    const shared = sharedScope(this.store.home, 'errors');
+    const input = { ...given, ...(await this.redaction.value({ symptom: given.symptom, action: given.action, cause: given.cause, keywords: given.keywords }, shared ?? DEFAULT_SCOPE)) };
     const fields: [string, string | undefined][] = [['tool_name', input.tool_name], ['symptom', input.symptom], ['action', input.action], ['cause', input.cause]];
     input.keywords.forEach((k, i) => fields.push([`keywords.${i}`, k]));
     for (const [field, value] of fields) {
@@ -99,7 +103,7 @@ export class ErrorService implements ErrorMemory {
     const { hash, digest } = errorHash(input.tool_name, input.symptom, input.action);
     const cause = input.cause?.trim() ? input.cause.trim() : null;
     return this.store.commit((db) => {
-      const existing = queryRows(db, 'SELECT digest, times_recorded FROM errors WHERE hash = ?', [hash])[0];
+      const existing = queryRows(db, 'SELECT digest, times_recorded, scope FROM errors WHERE hash = ?', [hash])[0];
       if (existing && existing.digest !== digest) {
         return { result: refuse(`hash ${hash} already belongs to a different record (a sha256 prefix collision). Reword the symptom slightly and record again. Nothing was recorded.`) };
       }
@@ -108,6 +112,7 @@ export class ErrorService implements ErrorMemory {
         op: 'errors.recorded', at, hash, digest,
         toolName: input.tool_name.trim(), keywords: input.keywords.map((k) => k.trim()),
         symptom: input.symptom.trim(), cause, action: input.action.trim(), source: client,
+        ...(shared ? { scope: shared } : {}),
       };
       const times = existing ? Number(existing.times_recorded) + 1 : 1;
       return {
@@ -119,6 +124,8 @@ export class ErrorService implements ErrorMemory {
           new: !existing,
           times_recorded: times,
           recorded_at: iso(at),
+          // The record's scope after this write: a fix once the team's stays the team's.
+          scope: shared ?? (existing ? String(existing.scope) : DEFAULT_SCOPE),
           ...(existing ? { note: `this fix was already recorded as ${hash}; the record was confirmed again and merged any new keywords and cause` } : {}),
         },
       };
@@ -160,8 +167,7 @@ export class ErrorService implements ErrorMemory {
     return {
       ok: true as const,
       mode: 'search' as const,
-      // Error fixes stay on the machine that recorded them (they have no team scope).
-      door: localOnlyDoor(db, 'error fixes').door,
+      door: recordsDoor(db, records.map((r) => r.scope)),
       query,
       limit: capped,
       records,
@@ -186,7 +192,7 @@ export class ErrorService implements ErrorMemory {
     const hash = (m[1] as string).toLowerCase();
     const row = queryRows(this.store.db, 'SELECT * FROM errors WHERE hash = ?', [hash])[0];
     if (!row) return refuse(`no error record has hash ${hash}; search by keyword with error_history(query=…) instead`);
-    return { ok: true as const, mode: 'read' as const, door: localOnlyDoor(this.store.db, 'error fixes').door, record: toRecord(row) };
+    return { ok: true as const, mode: 'read' as const, door: recordsDoor(this.store.db, [String(row.scope)]), record: toRecord(row) };
   }
 }
 
@@ -203,6 +209,7 @@ function toRecord(r: Record<string, SqlValue>): ErrorRecord {
     action: String(r.action),
     outcome: 'resolved',
     source: String(r.source),
+    scope: String(r.scope),
     first_recorded_at: iso(Number(r.first_recorded_at)),
     last_recorded_at: iso(Number(r.last_recorded_at)),
     times_recorded: Number(r.times_recorded),

@@ -33,11 +33,13 @@ export function memoryDoor(db: Database, scope: string | undefined): string {
 }
 
 /**
- * The door of a read over what never travels through the pool (chapters, error fixes): always
- * this machine's store, and `why` says so when a mirror is pulled, so nobody takes the answer
- * for the team's.
+ * The door of an answer made of records that each carry their scope (error fixes, chapters and
+ * plans): the door of each record's scope, named once each; with no record, what was searched
+ * (this machine's store, and every mirror pulled into it).
  */
-export function localOnlyDoor(db: Database, what: string): { door: string; why: string } {
-  const mirrors = pulledTeams(db);
-  return { door: STORE_DOOR, why: mirrors.length ? `the team pool carries no ${what}` : 'no pool mirror is pulled here' };
+export function recordsDoor(db: Database, scopes: readonly string[]): string {
+  if (!scopes.length) return memoryDoor(db, undefined);
+  const doors = [...new Set(scopes.map((s) => memoryDoor(db, s)))];
+  // This machine's store first, then the mirrors by name, as memoryDoor lists them.
+  return doors.sort((a, b) => (a === STORE_DOOR ? -1 : b === STORE_DOOR ? 1 : a.localeCompare(b))).join(' and ');
 }

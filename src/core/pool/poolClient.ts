@@ -7,7 +7,8 @@ import { pgConnection } from './poolConfig';
 import { poolProblem } from './poolRefusal';
 import { teamRole } from './poolServer';
 import type { PoolStateFile } from './poolState';
-import { portableOperation, teamOfOperation } from './teamScope';
+import { pullBlobs, pushBlobs } from './poolBlobs';
+import { blobsOf, portableOperation, teamOfOperation } from './teamScope';
 
 export interface PoolTarget {
   /** postgres://user@host:port/db?sslmode=… (TLS follows sslmode, as in libpq). */
@@ -58,6 +59,8 @@ interface Pending {
   at: number;
   body: string;
   end: number;
+  /** The blobs the operation names, pushed in the same transaction. */
+  blobs: string[];
 }
 
 /**
@@ -184,8 +187,9 @@ export class PoolClient {
     const ops: Pending[] = [];
     const scannedTo = this.store.readOperations(from, (op, end) => {
       if (teamOfOperation(op, db) !== team) return;
-      const body = JSON.stringify(portableOperation(op));
-      ops.push({ id: poolOperationId(body), at: op.at, body, end });
+      const portable = portableOperation(op);
+      const body = JSON.stringify(portable);
+      ops.push({ id: poolOperationId(body), at: op.at, body, end, blobs: blobsOf(portable) });
     });
     return { ops, scannedTo };
   }
@@ -223,6 +227,7 @@ export class PoolClient {
       const r = await client.query<{ last_seq: string }>('SELECT last_seq FROM recollect.teams WHERE team = $1 FOR UPDATE', [team]);
       const lastSeq = Number(r.rows[0]?.last_seq ?? NaN);
       if (!Number.isFinite(lastSeq)) throw refusalError(`team "${team}" is not visible to this user on the pool`);
+      await pushBlobs(client, team, this.store.blobs, batch.flatMap((p) => p.blobs));
       await client.query(
         `INSERT INTO recollect.ops(team, seq, op_id, origin, at, body)
          SELECT $1, $2::bigint + u.n, u.id, $3, u.at, u.body FROM unnest($4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY AS u(id, at, body, n)
@@ -263,6 +268,8 @@ export class PoolClient {
       if (!r.rows.length) break;
       const ops: PulledOperation[] = r.rows.map((row) => ({ id: row.op_id, seq: Number(row.seq), origin: row.origin, op: JSON.parse(row.body) }));
       const upTo = (ops[ops.length - 1] as PulledOperation).seq;
+      // Content first: the blobs are on disk before the line that names them is journaled.
+      await pullBlobs(client, team, this.store.blobs, ops.flatMap((o) => blobsOf(o.op)));
       applied += await this.store.commit((db) => {
         // Decided under the store's lock: another process of this machine may have pulled them already.
         const known = appliedAmong(db, ops.map((o) => o.id));

@@ -1,4 +1,5 @@
 import type { ClientBase } from 'pg';
+import { POOL_BLOB_MAX } from './poolBlobs';
 import { teamNameProblem } from './teamScope';
 
 /**
@@ -10,6 +11,7 @@ import { teamNameProblem } from './teamScope';
  * `recollect.teams` holds its sequence; a push locks that row, so a team's operations are
  * numbered in commit order and a reader that asks for "after seq N" never misses one that
  * committed late. Operation ids are unique per team, so a repeated push changes nothing.
+ * The blobs that team chapters and plans name are kept beside, once per team and address.
  */
 export const POOL_SCHEMA_SQL = `
 CREATE SCHEMA IF NOT EXISTS recollect;
@@ -32,16 +34,29 @@ CREATE TABLE IF NOT EXISTS recollect.ops (
   PRIMARY KEY (team, seq),
   UNIQUE (team, op_id)
 );
+CREATE TABLE IF NOT EXISTS recollect.blobs (
+  team text NOT NULL REFERENCES recollect.teams(team),
+  sha256 text NOT NULL,
+  bytes bytea NOT NULL CHECK (octet_length(bytes) <= ${POOL_BLOB_MAX}),
+  pushed_by name NOT NULL DEFAULT current_user,
+  PRIMARY KEY (team, sha256)
+);
 ALTER TABLE recollect.teams ENABLE ROW LEVEL SECURITY;
 ALTER TABLE recollect.ops ENABLE ROW LEVEL SECURITY;
+ALTER TABLE recollect.blobs ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS team_members ON recollect.teams;
 CREATE POLICY team_members ON recollect.teams USING (pg_has_role(current_user, 'recollect_team_' || team, 'MEMBER'));
 DROP POLICY IF EXISTS team_members ON recollect.ops;
 CREATE POLICY team_members ON recollect.ops
   USING (pg_has_role(current_user, 'recollect_team_' || team, 'MEMBER'))
   WITH CHECK (pg_has_role(current_user, 'recollect_team_' || team, 'MEMBER') AND pushed_by = current_user);
+DROP POLICY IF EXISTS team_members ON recollect.blobs;
+CREATE POLICY team_members ON recollect.blobs
+  USING (pg_has_role(current_user, 'recollect_team_' || team, 'MEMBER'))
+  WITH CHECK (pg_has_role(current_user, 'recollect_team_' || team, 'MEMBER') AND pushed_by = current_user);
 GRANT USAGE ON SCHEMA recollect TO recollect_member;
 GRANT SELECT, INSERT ON recollect.ops TO recollect_member;
+GRANT SELECT, INSERT ON recollect.blobs TO recollect_member;
 GRANT SELECT, UPDATE (last_seq) ON recollect.teams TO recollect_member;
 `;
 

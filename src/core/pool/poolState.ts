@@ -14,6 +14,24 @@ export interface PoolState {
   team?: string | undefined;
   /** The journal offset up to which this store's team operations are on the pool. */
   pushedOffset: number;
+  /** What has no scope of its own and is recorded in the team's scope from now on (teamShare.ts). */
+  share?: SharedRecords | undefined;
+}
+
+/** The kinds of records without a memory scope that a person may mark for a team. */
+export const SHARED_KINDS = ['errors', 'chapters', 'rules'] as const;
+export type SharedKind = (typeof SHARED_KINDS)[number];
+
+export interface SharedRecords {
+  team: string;
+  kinds: SharedKind[];
+}
+
+function sharedRecords(raw: unknown): SharedRecords | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const { team, kinds } = raw as { team?: unknown; kinds?: unknown };
+  if (typeof team !== 'string' || !team || !Array.isArray(kinds)) return undefined;
+  return { team, kinds: SHARED_KINDS.filter((k) => kinds.includes(k)) };
 }
 
 export class PoolStateFile {
@@ -27,7 +45,7 @@ export class PoolStateFile {
     try {
       const raw = JSON.parse(fs.readFileSync(this.file, 'utf8')) as Partial<PoolState>;
       if (typeof raw.origin === 'string' && raw.origin) {
-        return { origin: raw.origin, url: typeof raw.url === 'string' ? raw.url : undefined, team: typeof raw.team === 'string' ? raw.team : undefined, pushedOffset: Number(raw.pushedOffset) || 0 };
+        return { origin: raw.origin, url: typeof raw.url === 'string' ? raw.url : undefined, team: typeof raw.team === 'string' ? raw.team : undefined, pushedOffset: Number(raw.pushedOffset) || 0, share: sharedRecords(raw.share) };
       }
     } catch {
       // Missing or unreadable: a fresh identity at the next write, and everything is pushed again (the pool ignores what it has).

@@ -23,6 +23,8 @@ export interface RuleProposed extends Operation {
   proposedBy: string;
   /** The session the proposal was made in, when known. */
   sessionId: string | null;
+  /** `team:<name>` when rule proposals are shared with that team (teamShare.ts): the proposal travels, approvals never do. */
+  sharedScope?: string;
 }
 
 /** A person's decision on one machine. Only a person's click makes one; no tool journals this. */
@@ -62,6 +64,8 @@ const MIGRATIONS = [
   CREATE INDEX rule_decisions_by_rule ON rule_decisions(rule_id, machine_id, decided_at);
   ${createFtsTableSql(RULES_FTS, ['ref'])}
   `,
+  // A proposal made for a team travels through the pool (its decisions on each machine do not).
+  `ALTER TABLE rules ADD COLUMN shared_scope TEXT;`,
 ];
 
 function applyProposed(db: Database, op: Operation): void {
@@ -71,8 +75,8 @@ function applyProposed(db: Database, op: Operation): void {
   db.run(`INSERT INTO ${RULES_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)`, [indexTerms(body), body, r.at, r.scope, r.id]);
   const docid = Number(queryScalar(db, 'SELECT last_insert_rowid()'));
   db.run(
-    'INSERT INTO rules(id, text, scope, target, category, rationale, proposed_by, session_id, proposed_at, fts_docid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    [r.id, r.text, r.scope, r.target, r.category, r.rationale, r.proposedBy, r.sessionId, r.at, docid],
+    'INSERT INTO rules(id, text, scope, target, category, rationale, proposed_by, session_id, proposed_at, fts_docid, shared_scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    [r.id, r.text, r.scope, r.target, r.category, r.rationale, r.proposedBy, r.sessionId, r.at, docid, r.sharedScope ?? null],
   );
 }
 

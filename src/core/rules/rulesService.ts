@@ -9,6 +9,7 @@ import { queryRows, queryScalar, type SqlValue } from '../store/sqlite';
 import { normalizeKey, textProblem } from '../text/textRules';
 import { iso } from '../text/time';
 import { countTokens } from '../text/tokens';
+import { sharedScope } from '../pool/teamShare';
 import type { MachineIdentity } from './machine';
 import { RULES_FTS, type RuleCategory, type RuleDecided, type RuleDecision, type RuleProposed, type RuleScope } from './rulesSchema';
 
@@ -44,6 +45,8 @@ export interface RuleView {
   decidedAt: string | null;
   /** Other machines that approved it (they do not put it in force here). */
   approvedElsewhere: number;
+  /** `team:<name>` when the proposal was shared with a team through the pool; null: made here only. */
+  sharedScope: string | null;
 }
 
 export interface AssembleInput {
@@ -68,8 +71,10 @@ export class RulesService {
   async propose(given: ProposeInput, client: string): Promise<{ ok: true; text: string; id: string; status: RuleStatus; duplicate: boolean } | Refusal> {
     const problem = textProblem('text', given.text) ?? (given.rationale === undefined ? undefined : textProblem('rationale', given.rationale));
     if (problem) return refuse(`${problem}. Nothing was proposed.`);
-    // A rule is not in a memory scope; its text is read as global memory. Its id is of the text as kept.
-    const input = { ...given, ...(await this.redaction.value({ text: given.text, rationale: given.rationale }, DEFAULT_SCOPE)) };
+    // A rule is not in a memory scope; its text is read as global memory, or as the team's when
+    // proposals are shared with one (teamShare.ts). Its id is of the text as kept.
+    const shared = sharedScope(this.store.home, 'rules');
+    const input = { ...given, ...(await this.redaction.value({ text: given.text, rationale: given.rationale }, shared ?? DEFAULT_SCOPE)) };
     const text = input.text.trim();
     if (!text) return refuse('the rule text is blank. Nothing was proposed.');
     if (text.length > RULE_TEXT_MAX) return refuse(`the rule is ${text.length} characters, over the ${RULE_TEXT_MAX} limit; a rule is one convention in a few sentences. Nothing was proposed.`, { limit: RULE_TEXT_MAX, used: text.length, unit: 'characters' });
@@ -86,13 +91,14 @@ export class RulesService {
       const op: RuleProposed = {
         op: 'rules.proposed', at: this.store.now, id, text, scope: input.scope, target, category,
         rationale: input.rationale?.trim() || null, proposedBy: client, sessionId: input.sessionId ?? null,
+        ...(shared ? { sharedScope: shared } : {}),
       };
       const where = input.scope === 'project' ? `project ${target}` : `session ${target}`;
       return {
         op,
         result: {
           ok: true as const, id, status: 'pending' as const, duplicate: false,
-          text: `Proposed rule ${id} (${category}, ${where}): "${text}". It is not in force: a person must approve it on this machine in Recollect's rule approval view. Do not follow it as a rule until chapters_rules returns it.`,
+          text: `Proposed rule ${id} (${category}, ${where}): "${text}". It is not in force: a person must approve it on this machine in Recollect's rule approval view. Do not follow it as a rule until chapters_rules returns it.${shared ? ` The proposal is shared with ${shared} through the team pool; each machine's approval stays its own.` : ''}`,
         },
       };
     });
@@ -134,6 +140,7 @@ export class RulesService {
       decidedBy: here ? String(here.approver) : null,
       decidedAt: here ? iso(Number(here.decided_at)) : null,
       approvedElsewhere: elsewhere.size,
+      sharedScope: nullable(r.shared_scope),
     };
   }
 

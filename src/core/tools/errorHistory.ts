@@ -12,6 +12,7 @@ const record = z.object({
   action: z.string(),
   outcome: z.literal('resolved'),
   source: z.string(),
+  scope: z.string(),
   first_recorded_at: z.string(),
   last_recorded_at: z.string(),
   times_recorded: z.number(),

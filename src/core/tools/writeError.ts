@@ -5,7 +5,7 @@ const text = (max: number) => z.string().min(1).max(max);
 
 /** What an answer carries; a refusal is the one shape every tool shares (jsonSchema.ts). */
 const output = z.union([
-  z.object({ ok: z.literal(true), recorded: z.literal(true), hash: z.string(), new: z.boolean(), times_recorded: z.number(), recorded_at: z.string(), note: z.string().optional() }),
+  z.object({ ok: z.literal(true), recorded: z.literal(true), hash: z.string(), new: z.boolean(), times_recorded: z.number(), recorded_at: z.string(), scope: z.string(), note: z.string().optional() }),
   z.object({ ok: z.literal(true), recorded: z.literal(false), stored: z.literal(false), outcome: z.enum(['failed', 'abandoned']), note: z.string() }),
 ]);
 
