@@ -5,7 +5,8 @@ import { bulkLoad } from '../../bench/bulkLoad';
 import { defaultFixturesDir, loadVocabulary, messageGenerator } from '../../bench/corpus';
 import { Rng } from '../../bench/rng';
 import { openServices, type Services } from '../../src/core/services';
-import { memoryBudget } from '../../src/core/store/memoryBudget';
+import { memoryBudget, MIN_CHUNK_CACHE } from '../../src/core/store/memoryBudget';
+import { MODEL_MEMORY_BYTES } from '../../src/core/memory/semantic/localModel';
 import { connectMcp } from './helpers/mcpClient';
 import { tempHome, WASM_PATH } from './helpers/tempStore';
 
@@ -128,4 +129,42 @@ describe.runIf(process.platform === 'linux')('a real process under a small budge
     // The same process without a budget holds the whole database: the ceiling is a real one.
     expect(unbounded.peak).toBeGreaterThan(ceiling);
   }, 120_000);
+});
+
+describe.runIf(process.platform === 'linux')('the owner with recall by meaning on', () => {
+  it('recollect mcp with the bundled model indexing in the background counts the model in its budget and stays within it', async () => {
+    // Above what Node, the CLI, sql.js and the model need together (about 195 + 190 MB here; 436 MB
+    // measured at 512 MB, 451 at 480), below what they take when the chunk cache keeps its whole share beside
+    // the model and the model's thread grows unbounded (508 MB measured at 512 MB).
+    const budgetMb = 496;
+    const home = copyHome(built, 'budget-semantic');
+    const mcp = await connectMcp(home, 'budget-semantic', { env: { RECOLLECT_MEMORY_BUDGET_MB: String(budgetMb), RECOLLECT_EMBEDDINGS: 'on', RECOLLECT_EMBEDDINGS_URL: '' } });
+    let peak = 0;
+    let status: Record<string, unknown> = {};
+    try {
+      const pid = mcp.transport.pid as number;
+      for (const q of QUERIES.slice(0, 3)) {
+        expect(await mcp.call('search_memory', { query: q })).toMatchObject({ ok: true });
+        expect(await mcp.call('search_text', { query: q, top_k: 20 })).toMatchObject({ ok: true });
+      }
+      // The background indexer embeds the 40,000 notes meanwhile, batch after batch.
+      await new Promise((r) => setTimeout(r, 20_000));
+      for (const q of QUERIES.slice(3)) await mcp.call('search_memory', { query: q });
+      peak = vmHwm(pid);
+      status = await mcp.call('memory_status', {});
+    } finally {
+      await mcp.close();
+    }
+    const memory = status.memory as { cache: { limit_mb: number; held_mb: number }; reserved_mb?: Record<string, number> };
+    const embeddings = status.embeddings as { indexed: number; paused?: string };
+    console.log(`owner with the model: peak ${(peak / MB).toFixed(0)} MB of ${budgetMb} MB`, JSON.stringify(memory), JSON.stringify(embeddings));
+    expect(embeddings.indexed).toBeGreaterThan(0); // the model ran
+    expect(memory.reserved_mb?.embedding_model).toBe(MODEL_MEMORY_BYTES / MB);
+    // The chunk cache gave up what the model and the kept vectors hold.
+    const reserved = Object.values(memory.reserved_mb ?? {}).reduce((a, b) => a + b, 0) * MB;
+    const limit = Math.max(MIN_CHUNK_CACHE, memoryBudget(budgetMb).chunkCacheBytes - reserved);
+    expect(Math.abs(memory.cache.limit_mb * MB - limit)).toBeLessThan(0.1 * MB);
+    expect(memory.cache.held_mb * MB).toBeLessThanOrEqual(limit + 0.1 * MB);
+    expect(peak).toBeLessThanOrEqual(budgetMb * MB);
+  }, 400_000);
 });

@@ -221,6 +221,7 @@ function embeddingsStatus(state: SemanticState, progress: IndexProgress | undefi
     ...(state.provider === 'endpoint' ? { endpoint: state.source } : { model_dir: state.source }),
     ...(progress ? { indexed: progress.indexed, total: progress.total, not_embedded: progress.total - progress.indexed, memory: progress.memory, history: progress.history, indexing: progress.indexing } : {}),
     ...(progress?.error ? { error: progress.error } : {}),
+    ...(progress?.paused ? { paused: progress.paused } : {}),
   };
 }
 

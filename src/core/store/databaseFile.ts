@@ -74,6 +74,11 @@ export class DatabaseFile {
     return this.paged && !this.paged.detached ? this.paged.cacheStats : undefined;
   }
 
+  /** A new chunk-cache limit, applied now (memoryBudget.ts `reserving`). */
+  limitCache(bytes: number): void {
+    if (this.paged && !this.paged.detached) this.paged.limitCache(bytes);
+  }
+
   /** Bytes written since the last checkpoint that only a checkpoint can release. */
   get dirtyBytes(): number {
     return this.paged && !this.paged.detached ? this.paged.dirtyBytes : 0;

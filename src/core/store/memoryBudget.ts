@@ -20,6 +20,8 @@ export interface MemoryBudget {
   sqliteCacheBytes: number;
   /** Where the figure came from. */
   source: 'environment' | 'setting' | 'default';
+  /** Memory other parts of the process declared they hold (`reserving`), taken out of the chunk cache's share, bytes. */
+  reservedBytes: number;
 }
 
 export const DEFAULT_BUDGET_MB = 512;
@@ -34,6 +36,11 @@ const SQLITE_CACHE_SHARE = 0.05;
 const SQLITE_CACHE_MAX = 64 * 1024 * 1024;
 
 const MB = 1024 * 1024;
+/**
+ * The chunk cache never goes below this, whatever is reserved: a query reads a few chunks at a
+ * time (the B-tree's path, an FTS doclist) and a cache smaller than that reloads on every page.
+ */
+export const MIN_CHUNK_CACHE = 32 * MB;
 
 /**
  * The budget from `RECOLLECT_MEMORY_BUDGET_MB`, else the `recollect.memory.budgetMb` setting
@@ -51,7 +58,21 @@ export function memoryBudget(settingMb?: number, env: NodeJS.ProcessEnv = proces
     dirtyBytes: Math.floor(budgetBytes * DIRTY_SHARE),
     sqliteCacheBytes: Math.min(SQLITE_CACHE_MAX, Math.floor(budgetBytes * SQLITE_CACHE_SHARE)),
     source,
+    reservedBytes: 0,
   };
+}
+
+/**
+ * `budget` with `reservedBytes` held elsewhere in the process (the bundled embedding model's
+ * thread, the vectors kept for ranking): the chunk cache, the one part that can give memory
+ * back at once (clean chunks are dropped and read again), gives up as much, down to
+ * MIN_CHUNK_CACHE. The other shares stay: unsaved chunks leave only through a checkpoint, and
+ * a smaller share would make every few writes one.
+ */
+export function reserving(budget: MemoryBudget, reservedBytes: number): MemoryBudget {
+  const share = Math.floor(budget.budgetBytes * CHUNK_CACHE_SHARE);
+  const reserved = Math.max(0, Math.round(reservedBytes));
+  return { ...budget, reservedBytes: reserved, chunkCacheBytes: Math.max(MIN_CHUNK_CACHE, share - reserved) };
 }
 
 /** This process's resident memory now and at its peak (Linux's VmHWM; elsewhere the peak Node reports), bytes. */

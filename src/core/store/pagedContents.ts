@@ -120,7 +120,7 @@ export class PagedContents {
      * file, whose bytes never change under this process); written ones stay until a checkpoint
      * makes them clean, which the store does before they fill it (memoryBudget.ts).
      */
-    private readonly cacheBytes = Infinity,
+    private cacheBytes = Infinity,
   ) {
     this.size = frame.size;
     this.asked = new Uint8Array(frame.count);
@@ -158,13 +158,22 @@ export class PagedContents {
     return this.cacheBytes === Infinity ? Infinity : Math.max(0, Math.floor(this.cacheBytes / this.chunkBytes) - this.resident);
   }
 
+  /**
+   * A new limit for the cache (the process's other parts reserved or released memory,
+   * memoryBudget.ts): past it, clean chunks are dropped now, in clock order, as a load would.
+   */
+  limitCache(bytes: number): void {
+    this.cacheBytes = bytes;
+    if (this.resident * this.chunkBytes > bytes) this.evictFor(-1, 0);
+  }
+
   /** Keeps chunk i, first dropping clean chunks while the cache is full (never i itself). */
   private insert(i: number, data: Buffer): void {
     if (this.chunks[i]) {
       this.chunks[i] = data;
       return;
     }
-    if (this.resident >= 1 && (this.resident + 1) * this.chunkBytes > this.cacheBytes) this.evictFor(i);
+    if (this.resident >= 1 && (this.resident + 1) * this.chunkBytes > this.cacheBytes) this.evictFor(i, 1);
     if (i >= this.used.length) {
       const grown = new Uint8Array(Math.max(i + 1, this.used.length * 2, 64));
       grown.set(this.used);
@@ -180,10 +189,10 @@ export class PagedContents {
    * process reads and not written since: loading it again gives the same bytes. When every held
    * chunk is dirty nothing goes and the cache runs over until the next checkpoint.
    */
-  private evictFor(keep: number): void {
+  private evictFor(keep: number, room: number): void {
     const n = this.chunks.length;
     // Two full turns: the first may only clear the marks.
-    for (let steps = 0; steps < 2 * n && (this.resident + 1) * this.chunkBytes > this.cacheBytes; steps++) {
+    for (let steps = 0; steps < 2 * n && (this.resident + room) * this.chunkBytes > this.cacheBytes; steps++) {
       const i = this.hand;
       this.hand = i + 1 >= n ? 0 : i + 1;
       if (i === keep || !this.chunks[i] || this.dirty.has(i) || i >= this.frame.count) continue;

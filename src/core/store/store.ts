@@ -15,7 +15,7 @@ import { SealScheduler } from './sealScheduler';
 import { compactionPeakBytes, Compactor, type CompactResult } from './compaction';
 import { openPagedFrame } from './pagedSnapshot';
 import { loadSqlJs, queryScalar, tuneConnection, type Database } from './sqlite';
-import { BUDGET_ENV, memoryBudget, processMemory, type MemoryBudget } from './memoryBudget';
+import { BUDGET_ENV, memoryBudget, processMemory, reserving, type MemoryBudget } from './memoryBudget';
 
 export type { StoreOptions } from './storeOpen';
 
@@ -70,7 +70,7 @@ export class Store {
     readonly writable: boolean,
   ) {
     this.blobs = new BlobStore(path.join(home, FILES.blobs));
-    this.budget = memoryBudget(options.memoryBudgetMb);
+    this.budgetNow = memoryBudget(options.memoryBudgetMb);
     this.appliers = new Map(options.modules.flatMap((m) => Object.entries(m.appliers)));
     this.sealer = new SealScheduler(journal, lock, options.sealBytes ?? SEAL_BYTES, () => this.snapshotOffset, (w) => this.warnOnce(w));
     this.compactor = new Compactor({
@@ -89,7 +89,23 @@ export class Store {
   private readonly compactor: Compactor;
 
   /** What this process may hold (memoryBudget.ts): the chunk cache, unsaved writes, SQLite's cache. */
-  readonly budget: MemoryBudget;
+  get budget(): MemoryBudget {
+    return this.budgetNow;
+  }
+
+  private budgetNow: MemoryBudget;
+  private readonly reserved = new Map<string, number>();
+
+  /**
+   * Memory `part` of this process holds outside the store (the embedding model's thread, the
+   * vectors kept for ranking), or 0 when it let it go: the chunk cache gives up as much at once.
+   */
+  reserveMemory(part: string, bytes: number): void {
+    if (bytes > 0) this.reserved.set(part, bytes);
+    else this.reserved.delete(part);
+    this.budgetNow = reserving(this.budgetNow, [...this.reserved.values()].reduce((a, b) => a + b, 0));
+    this.dbFile?.limitCache(this.budgetNow.chunkCacheBytes);
+  }
 
   private readonly appliers: Map<string, (db: Database, op: Operation) => void>;
 
@@ -349,6 +365,7 @@ export class Store {
         pressure_checkpoints: this.pressureCheckpoints,
       },
       sqlite_cache_mb: mb(this.budget.sqliteCacheBytes),
+      ...(this.reserved.size ? { reserved_mb: Object.fromEntries([...this.reserved].map(([part, bytes]) => [part, mb(bytes)])) } : {}),
       ...(this.compactionSkipped ? { compaction: this.compactionSkipped } : {}),
     };
   }

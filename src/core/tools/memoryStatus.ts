@@ -16,6 +16,7 @@ const embeddingsState = z.object({
     total: z.number(),
   }).optional(),
   indexing: z.boolean().optional(),
+  paused: z.string().optional(),
   provider: z.enum(['local', 'endpoint']).nullable(),
   model: z.string().nullable(),
 });
@@ -47,6 +48,7 @@ const output = z.object({
       pressure_checkpoints: z.number(),
     }),
     sqlite_cache_mb: z.number(),
+    reserved_mb: z.record(z.string(), z.number()).optional(),
     compaction: z.string().optional(),
   }),
   warnings: z.array(z.string()),

@@ -5,6 +5,7 @@ import { LocalEmbedder } from './localModel';
 import { semanticConfigFrom, type SemanticConfig } from './semanticConfig';
 import { itemCount, missing, missingCount, resolveKeys, type Todo } from './semanticCorpora';
 import type { Corpus, EmbeddingsStored } from './semanticSchema';
+import { BUDGET_ENV, processMemory } from '../../store/memoryBudget';
 import { queryScalar, type Database } from '../../store/sqlite';
 import { encodeVectors, VECTOR_ENCODING } from './vectorCodec';
 import { VectorCache, type RankingOptions } from './vectorCache';
@@ -22,6 +23,13 @@ const RESOLVE_SLICE = 64;
 const POLL_MS = 2_000;
 /** After a failed batch the background indexer waits this long before trying again. */
 const RETRY_MS = 60_000;
+/**
+ * The background indexer starts no batch while the process holds more than this share of its
+ * memory budget: a batch adds the model's activations, a blob and unsaved chunks, and what the
+ * process holds past the budget is what nothing else can give back (the chunk cache already
+ * gave its share up to the model and the vectors). It goes on at a later poll.
+ */
+const PAUSE_AT = 0.9;
 
 export interface SemanticState {
   semantic: boolean;
@@ -55,6 +63,8 @@ export interface IndexProgress {
   indexing: boolean;
   /** Why the last batch failed, if it did. */
   error?: string;
+  /** Why background indexing waits (the process is near its memory budget), if it does. */
+  paused?: string;
 }
 
 export interface NearestOptions {
@@ -100,6 +110,7 @@ export class SemanticService {
   private seenVersion = -1;
   private failedAt: number | undefined;
   private lastError: string | undefined;
+  private paused: string | undefined;
   private closed = false;
   private warmed = false;
   private readonly listeners = new Set<(p: IndexProgress) => void>();
@@ -111,7 +122,7 @@ export class SemanticService {
     ranking?: RankingOptions,
   ) {
     if ('missing' in config) this.missingReason = config.missing;
-    else this.embedder = 'local' in config ? new LocalEmbedder(config) : new EmbeddingClient(config);
+    else this.embedder = 'local' in config ? new LocalEmbedder(config, (bytes) => store.reserveMemory('embedding_model', bytes)) : new EmbeddingClient(config);
     this.vectors = new VectorCache(store, ranking);
     store.onClose(() => this.close());
   }
@@ -181,6 +192,8 @@ export class SemanticService {
       this.vectors.size(this.embedder.model, 'history');
     }
     if (this.failedAt !== undefined && this.store.now - this.failedAt < RETRY_MS) return;
+    this.paused = memoryPressure(this.store);
+    if (this.paused) return;
     this.store.refresh();
     if (this.store.version === this.seenVersion) return;
     this.pass = this.runPass()
@@ -324,6 +337,8 @@ export class SemanticService {
     this.running = { memory, history };
     try {
       while (!this.closed) {
+        this.paused = memoryPressure(this.store);
+        if (this.paused) break; // seenVersion stays: the next poll tries again
         const step = await this.batch(['memory', 'history'], e.indexBatch, false);
         if (step.error) {
           this.failedAt = this.store.now;
@@ -403,8 +418,18 @@ export class SemanticService {
       history: { ...history },
       indexing: this.running !== undefined,
       ...(this.lastError ? { error: this.lastError } : {}),
+      ...(this.paused ? { paused: this.paused } : {}),
     };
   }
+}
+
+/** Why the process is too near its memory budget to start another background batch, or undefined. */
+function memoryPressure(store: Store): string | undefined {
+  const { rss } = processMemory();
+  const budget = store.budget.budgetBytes;
+  if (rss <= budget * PAUSE_AT) return undefined;
+  const mb = (n: number) => Math.round(n / (1024 * 1024));
+  return `indexing waits: this process holds ${mb(rss)} MB of its ${mb(budget)} MB memory budget (it goes on below ${mb(budget * PAUSE_AT)} MB; ${BUDGET_ENV} or recollect.memory.budgetMb raises the budget)`;
 }
 
 function hasVector(db: Database, key: string, model: string, hash: string): boolean {

@@ -14,6 +14,8 @@ interface Loaded {
   gone: number;
   dims: number;
   keys: string[];
+  /** What `keys` and `slot` hold, estimated (heldBytes). */
+  keyBytes: number;
   slot: Map<string, number>;
   codes: Int8Array;
   factors: Float32Array;
@@ -117,6 +119,7 @@ export class VectorCache {
         if (at === undefined) {
           at = m.keys.length;
           m.keys.push(key);
+          m.keyBytes += KEY_OVERHEAD + 2 * key.length;
           m.slot.set(key, at);
           grow(m, m.keys.length);
         }
@@ -127,12 +130,28 @@ export class VectorCache {
       });
     }
     this.loaded.set(name, m);
+    this.store.reserveMemory('vectors', this.heldBytes());
     return m;
+  }
+
+  /**
+   * What the kept vectors hold: their arrays as allocated (capacity doubles), and for each key
+   * its string, its array slot and its map entry (an estimate of V8's sizes: KEY_OVERHEAD).
+   */
+  heldBytes(): number {
+    let bytes = 0;
+    for (const m of this.loaded.values()) {
+      bytes += m.codes.byteLength + m.factors.byteLength + m.signs.byteLength + m.keyBytes;
+    }
+    return bytes;
   }
 }
 
+/** Per kept key beside its characters (2 bytes each): the string's header, its array slot, its map entry. */
+const KEY_OVERHEAD = 64;
+
 function fresh(db: Database, gone: number): Loaded {
-  return { db, version: -1, maxId: 0, gone, dims: 0, keys: [], slot: new Map(), codes: new Int8Array(0), factors: new Float32Array(0), signs: new Uint32Array(0) };
+  return { db, version: -1, maxId: 0, gone, dims: 0, keys: [], keyBytes: 0, slot: new Map(), codes: new Int8Array(0), factors: new Float32Array(0), signs: new Uint32Array(0) };
 }
 
 /** Room for `count` vectors, doubling so that adding one at a time stays linear. */
