@@ -15,6 +15,7 @@ import { runLcmSection } from './lcmBench';
 import { runMemorySections } from './memorySections';
 import { nativeImportChild } from './nativeImport';
 import { runScaleSection, scaleMemoryChild } from './scaleBench';
+import { scaleDiagChild } from './scaleDiag';
 import { heading, ms, nowMs, result } from './stats';
 
 /**
@@ -34,7 +35,8 @@ import { heading, ms, nowMs, result } from './stats';
  * temp folder; --diag prints diagnosis tables: for sections 1–3 instead of the figures
  * (search_text and searchFts step by step, alternative SQL shapes, remember's CPU path;
  * with --reuse <dir> [--remember-only]), for sections 4–6 beside them.
- * Children: --child open|open-server|open-once|open-diag|open-tokens|compact|read|tokens|wasm|import|native-import|scale-memory <path> (fresh-process measurements).
+ * Children: --child open|open-server|open-once|open-diag|open-tokens|compact|read|tokens|wasm|import|native-import|scale-memory <path> (fresh-process measurements);
+ *   --child scale-diag <store home> regex|fulltext|rechunk (lcm_grep's CPU time and chunk reloads on a kept store: bench/scaleDiag.ts).
  */
 
 const WASM = path.join(__dirname, 'sql-wasm.wasm');
@@ -120,6 +122,10 @@ async function child(): Promise<void> {
   if (mode === 'native-import') {
     const [, , , , dbFile, root] = process.argv;
     console.log(JSON.stringify(nativeImportChild(dbFile as string, root as string)));
+    return;
+  }
+  if (mode === 'scale-diag') {
+    await scaleDiagChild(target as string, query as string, process.argv, WASM);
     return;
   }
   if (mode === 'scale-memory') {

@@ -1,5 +1,6 @@
 import type { Database, SqlJsStatic } from 'sql.js';
 import { ChunkReader, type ChunkResult } from './chunkReader';
+import { ChunkEviction } from './chunkEviction';
 import type { PagedFrame } from './pagedFrame';
 
 /**
@@ -76,13 +77,8 @@ export class PagedContents {
   private readonly chunks: (Buffer | undefined)[] = [];
   /** How many chunks `chunks` holds. */
   private resident = 0;
-  /**
-   * Per chunk, set when it is read or written and cleared as the clock hand passes it: eviction
-   * takes the first clean chunk the hand finds cleared (the clock approximation of least recently
-   * used, at the cost of one store per access instead of reordering a list on every page read).
-   */
-  private used = new Uint8Array(0);
-  private hand = 0;
+  /** Which clean chunk goes when the cache is full (chunkEviction.ts: a scan larger than the cache does not empty it). */
+  private readonly eviction: ChunkEviction;
   /** Chunks ever evicted, so a load of one counts as a reload. */
   private evicted = new Uint8Array(0);
   private evictions = 0;
@@ -124,6 +120,7 @@ export class PagedContents {
   ) {
     this.size = frame.size;
     this.asked = new Uint8Array(frame.count);
+    this.eviction = new ChunkEviction(cacheBytes / frame.chunkBytes);
     if (first && first.length === frame.rawLength(0)) this.insert(0, first.length === frame.chunkBytes ? first : Buffer.concat([first], frame.chunkBytes));
   }
 
@@ -160,10 +157,11 @@ export class PagedContents {
 
   /**
    * A new limit for the cache (the process's other parts reserved or released memory,
-   * memoryBudget.ts): past it, clean chunks are dropped now, in clock order, as a load would.
+   * memoryBudget.ts): past it, clean chunks are dropped now, as a load would drop them.
    */
   limitCache(bytes: number): void {
     this.cacheBytes = bytes;
+    this.eviction.resize(bytes / this.chunkBytes);
     if (this.resident * this.chunkBytes > bytes) this.evictFor(-1, 0);
   }
 
@@ -174,32 +172,21 @@ export class PagedContents {
       return;
     }
     if (this.resident >= 1 && (this.resident + 1) * this.chunkBytes > this.cacheBytes) this.evictFor(i, 1);
-    if (i >= this.used.length) {
-      const grown = new Uint8Array(Math.max(i + 1, this.used.length * 2, 64));
-      grown.set(this.used);
-      this.used = grown;
-    }
     this.chunks[i] = data;
-    this.used[i] = 1;
+    this.eviction.admitted(i);
     this.resident++;
   }
 
   /**
-   * Drops clean chunks, clock order, until one more fits. Clean means in the snapshot this
-   * process reads and not written since: loading it again gives the same bytes. When every held
-   * chunk is dirty nothing goes and the cache runs over until the next checkpoint.
+   * Drops clean chunks until one more fits. Clean means in the snapshot this process reads and
+   * not written since: loading it again gives the same bytes. When every held chunk is dirty
+   * nothing goes and the cache runs over until the next checkpoint.
    */
   private evictFor(keep: number, room: number): void {
-    const n = this.chunks.length;
-    // Two full turns: the first may only clear the marks.
-    for (let steps = 0; steps < 2 * n && (this.resident + room) * this.chunkBytes > this.cacheBytes; steps++) {
-      const i = this.hand;
-      this.hand = i + 1 >= n ? 0 : i + 1;
-      if (i === keep || !this.chunks[i] || this.dirty.has(i) || i >= this.frame.count) continue;
-      if (this.used[i]) {
-        this.used[i] = 0;
-        continue;
-      }
+    const evictable = (i: number) => i !== keep && this.chunks[i] !== undefined && !this.dirty.has(i) && i < this.frame.count;
+    while ((this.resident + room) * this.chunkBytes > this.cacheBytes) {
+      const i = this.eviction.victim(evictable);
+      if (i === undefined) return;
       this.spare = this.chunks[i];
       this.chunks[i] = undefined;
       this.resident--;
@@ -251,7 +238,7 @@ export class PagedContents {
     }
     const have = this.chunks[i];
     if (have) {
-      this.used[i] = 1;
+      this.eviction.touched(i);
       return have;
     }
     if (this.reader) {

@@ -21,13 +21,16 @@ export const SNAPSHOT_VERSION = 3;
 export const PAGED_MAGIC = Buffer.from(SNAPSHOT_TAG + String.fromCharCode(SNAPSHOT_VERSION), 'latin1');
 
 /**
- * 1 MB. Smaller chunks load less for a query that touches a few pages, but compress worse because
- * brotli's window cannot reach across them; on the 100 MB import store's 76 MB database (quality
- * 4, relative to one stream): 64 KB 1.85×, 256 KB 1.53×, 1 MB 1.27×, with quality 5 at 1 MB 1.17×.
- * A 1 MB chunk decodes in a few milliseconds, so a first query that touches a few dozen stays
- * far below decompressing the whole database. See the bench's cold-open section.
+ * 256 KB, as a compacted snapshot has (compactionJob.ts). Smaller chunks load less for a query
+ * that touches a few pages, but compress worse because brotli's window cannot reach across them;
+ * on the 100 MB import store's 76 MB database (quality 4, relative to one stream): 64 KB 1.85×,
+ * 256 KB 1.53×, 1 MB 1.27×. What decides is the store that is not compacted (one larger than the
+ * budget lets compaction copy): its tables and FTS segments lie all over the file, so a search
+ * reads a page or two from each of many chunks, and under a cache smaller than the database each
+ * of them is decompressed again on every call. A quarter of the chunk is a quarter of that work,
+ * and four times as many of them fit the same cache (docs/performance.md, "Scale").
  */
-export const PAGED_CHUNK_BYTES = 1024 * 1024;
+export const PAGED_CHUNK_BYTES = 256 * 1024;
 const QUALITY = 5;
 
 const FIXED = PAGED_MAGIC.length + 8 + 4 + 4;

@@ -440,7 +440,12 @@ export class Store {
     const generation = ++this.snapshotGeneration;
     const covered = this.offset;
     this.commitBatch();
-    await this.dbFile.writeInBackground(this.database, () => this.exportDatabase(), () => generation === this.snapshotGeneration);
+    this.backgroundCheckpoints++;
+    try {
+      await this.dbFile.writeInBackground(this.database, () => this.exportDatabase(), () => generation === this.snapshotGeneration);
+    } finally {
+      this.backgroundCheckpoints--;
+    }
     if (generation === this.snapshotGeneration) {
       this.snapshotOffset = covered;
       this.replayMsUncovered = 0; // what landed meanwhile was most likely this process's own writes
@@ -577,6 +582,8 @@ export class Store {
   }
 
   private readonly closers: (() => void)[] = [];
+  /** Idle checkpoints writing their file now. */
+  private backgroundCheckpoints = 0;
 
   close(): void {
     for (const fn of this.closers.splice(0)) fn();
@@ -586,7 +593,8 @@ export class Store {
     try {
       this.refresh();
       const slowTail = this.replayMsUncovered > 0 && this.replayMsUncovered >= (this.options.closeCheckpointReplayMs ?? 250);
-      const due = this.offset - this.snapshotOffset >= (this.options.closeCheckpointBytes ?? 1024 * 1024) || slowTail || this.snapshotMissing() || this.schemaUnsaved;
+      // An idle checkpoint still writing cannot finish once the file it copies unchanged chunks from is closed: this one replaces it.
+      const due = this.offset - this.snapshotOffset >= (this.options.closeCheckpointBytes ?? 1024 * 1024) || slowTail || this.snapshotMissing() || this.schemaUnsaved || this.backgroundCheckpoints > 0;
       if (due && this.writable) this.checkpointIfRoom();
     } finally {
       this.commitBatch();
