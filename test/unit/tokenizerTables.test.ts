@@ -47,3 +47,24 @@ describe('o200k tables', () => {
     }
   });
 });
+
+describe('long pieces (a run of letters or punctuation the library merges in quadratic time)', () => {
+  it('are counted and cut to the same tokens as the library gives', () => {
+    const reference = new Tiktoken(o200k);
+    let seed = 7;
+    const random = (alphabet: string, n: number) => Array.from({ length: n }, () => alphabet[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % alphabet.length]).join('');
+    const texts = [
+      random('abcdefghijklmnopqrstuvwxyz', 2500),
+      '-'.repeat(1800) + ' then words',
+      random('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', 3000),
+      random('東京都の最新情報髪毛暇潰', 1200),
+      'a'.repeat(1000) + 'b'.repeat(1000),
+      random('ab', 2000),
+    ];
+    for (const text of texts) {
+      const tokens = reference.encode(text, [], []);
+      expect(countTokens(text)).toBe(tokens.length);
+      expect(firstTokens(text, 100)).toBe(reference.decode(tokens.slice(0, 100)).replace(/\uFFFD+$/, ''));
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { Tiktoken } from 'js-tiktoken/lite';
 import o200k from 'js-tiktoken/ranks/o200k_base';
+import { mergePairs } from './pairMerge';
 
 let encoder: Tiktoken | undefined;
 
@@ -53,8 +54,7 @@ export function warmTokenizer(delayMs = 0): void {
  * a model reads must be in the unit the model pays in, not characters ÷ 4.
  */
 export function countTokens(text: string): number {
-  encoder ??= buildEncoder();
-  return encoder.encode(text, [], []).length;
+  return encode(text).length;
 }
 
 /**
@@ -62,8 +62,28 @@ export function countTokens(text: string): number {
  * never inside a character: a token that ends mid-character is dropped with its partial bytes).
  */
 export function firstTokens(text: string, tokens: number): string {
-  encoder ??= buildEncoder();
-  const all = encoder.encode(text, [], []);
+  const all = encode(text);
   if (all.length <= tokens) return text;
-  return encoder.decode(all.slice(0, Math.max(0, tokens))).replace(/\uFFFD+$/, '');
+  return (encoder ??= buildEncoder()).decode(all.slice(0, Math.max(0, tokens))).replace(/\uFFFD+$/, '');
+}
+
+const PIECES = new RegExp(o200k.pat_str, 'gu');
+const UTF8 = new TextEncoder();
+
+/**
+ * The library's encode with no special tokens, each piece merged by `mergePairs` (linear in a
+ * long piece where the library's merge is quadratic); a test checks the tokens are the same.
+ */
+function encode(text: string): number[] {
+  encoder ??= buildEncoder();
+  const ranks = (encoder as unknown as Partial<RankTables>).rankMap;
+  if (!(ranks instanceof Map)) return encoder.encode(text, [], []);
+  const tokens: number[] = [];
+  for (const match of text.matchAll(PIECES)) {
+    const bytes = UTF8.encode(match[0]);
+    const whole = ranks.get(bytes.join(','));
+    if (whole !== undefined) tokens.push(whole);
+    else for (const token of mergePairs(bytes, ranks)) tokens.push(token);
+  }
+  return tokens;
 }
