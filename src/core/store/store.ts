@@ -7,6 +7,7 @@ import { Journal, type Operation } from './journal';
 import type { SealResult } from './journalSeal';
 import type { Redact } from './journalSegments';
 import { OperationAppliers } from './operationAppliers';
+import { undoQuietly, type Decision } from './decision';
 import { purgeJournal, type PurgeResult } from './journalPurge';
 import { migrate, readMeta, writeMeta } from './schema';
 import { loadStore, OFFSET_KEY, PROBLEMS_KEY, STORE_FILES as FILES, type OpenAttempt, type StoreOptions } from './storeOpen';
@@ -21,13 +22,7 @@ import { checkpointDue } from './memoryPressure';
 import { memoryReport } from './memoryReport';
 
 export type { StoreOptions } from './storeOpen';
-
-/**
- * What a write decides after seeing the latest state: the operation to journal, or none (a
- * refusal). `undo` takes back what the decision did outside the journal (a line appended to a
- * vault file) when the operation could not be journaled, so nothing unrecorded stays behind.
- */
-export type Decision<T> = { op: Operation; result: T; undo?: () => void } | { op?: undefined; result: T };
+export type { Decision } from './decision';
 
 /** Below this, sealing saves too little to be worth a segment file (bench: 13.7 MB of journal → 4.5 MB). */
 const SEAL_BYTES = 4 * 1024 * 1024;
@@ -468,7 +463,7 @@ export class Store {
     const old = { database: this.database, dbFile: this.dbFile, offset: this.offset, schemaUnsaved: this.schemaUnsaved };
     const oldSkipped = this.ops.skipped;
     try {
-      this.tune(db);
+      tuneConnection(db, this.budget.sqliteCacheBytes);
       this.schemaUnsaved = migrate(db, this.options.modules) > 0 || this.schemaUnsaved;
       this.database = db;
       if (dbFile) this.dbFile = dbFile;
@@ -505,7 +500,7 @@ export class Store {
     this.commitBatch();
     // sql.js export closes and reopens the connection; nothing else must hold statements now.
     const data = this.database.export();
-    this.tune(this.database); // export() reopened the connection with default settings
+    tuneConnection(this.database, this.budget.sqliteCacheBytes); // export() reopened the connection with default settings
     return data;
   }
 
@@ -583,10 +578,6 @@ export class Store {
     return this.offset > 0 && !fs.existsSync(path.join(this.home, FILES.snapshot));
   }
 
-  private tune(db: Database): void {
-    tuneConnection(db, this.budget.sqliteCacheBytes);
-  }
-
   private warnOnce(message: string): void {
     if (!this.warnings.includes(message)) this.warnings.push(message);
   }
@@ -601,14 +592,5 @@ export class Store {
       this.checkpointInBackground().catch((err: unknown) => this.warnings.push(`checkpoint failed: ${(err as Error).message}`));
     }, this.options.checkpointIdleMs ?? 2_000);
     this.checkpointTimer.unref();
-  }
-}
-
-/** An undo that fails leaves at worst what a crash at the same point would have left; the write is refused either way. */
-function undoQuietly(undo: (() => void) | undefined): void {
-  try {
-    undo?.();
-  } catch {
-    // See above.
   }
 }
