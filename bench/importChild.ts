@@ -6,6 +6,7 @@ import { emptyReport } from '../src/core/history/importer';
 import { ImportPipeline } from '../src/core/history/importPipeline';
 import { PendingSyncs } from '../src/core/history/pendingSyncs';
 import { queryScalar } from '../src/core/store/sqlite';
+import { PagedFrame } from '../src/core/store/pagedFrame';
 import { gc, kernelPeakRss, MemorySampler } from './memorySampler';
 import { Profiler } from './profiler';
 import { nowMs, progress } from './stats';
@@ -54,7 +55,7 @@ export interface ImportFigures {
 interface Internals {
   journal: { append(op: unknown): number; sync(): Promise<void>; startSync(): Promise<void> };
   lock: { withLock<T>(fn: () => T): Promise<T> };
-  appliers: Map<string, (db: unknown, op: unknown) => void>;
+  ops: { appliers: Map<string, (db: unknown, op: unknown) => void> };
 }
 
 export function copyFolders(root: string): string[] {
@@ -79,6 +80,8 @@ export async function importChild(home: string, root: string, wasmPath: string):
     }
   }
   const importMs = nowMs() - tImport;
+  const peakMb = () => ((kernelPeakRss() ?? 0) / 1048576).toFixed(0);
+  progress(`  import: done, peak RSS so far ${peakMb()} MB`);
   const db = s.store.db;
   const storedSessions = Number(queryScalar(db, 'SELECT count(*) FROM sessions'));
   const storedEvents = Number(queryScalar(db, 'SELECT count(*) FROM events'));
@@ -89,10 +92,12 @@ export async function importChild(home: string, root: string, wasmPath: string):
   const tClose = nowMs();
   s.store.checkpoint(); // what close() does here: the journal tail is far over its 1 MB threshold
   const closeMs = nowMs() - tClose;
+  progress(`  import: checkpoint ${(closeMs / 1000).toFixed(1)} s, peak RSS so far ${peakMb()} MB`);
   // The background seal that follows a checkpoint, awaited so the sizes below count its result.
   const tSeal = nowMs();
   const sealed = await s.store.sealJournal();
   const seal = sealed ? { ms: nowMs() - tSeal, buildMs: sealed.buildMs, swapMs: sealed.swapMs, sealedBytes: sealed.sealedBytes, segmentBytes: sealed.segmentBytes } : null;
+  progress(`  import: seal done, peak RSS so far ${peakMb()} MB`);
   s.store.close();
   mem.stop();
   const blobFolder = folderSize(path.join(home, 'blobs'));
@@ -139,7 +144,7 @@ function instrument(s: Services, prof: Profiler): Pick<ImportFigures, 'blobs' | 
   // Per call, not per object: the pipeline and its syncs are made by each importPaths call.
   wrapPrototype(prof, ImportPipeline.prototype, 'turn', 'pipeline: event-loop turn for blob writes');
   wrapPrototype(prof, PendingSyncs.prototype, 'all', 'wait: last journal fsyncs of an importPaths call');
-  prof.wrapAsync(s.importer, 'importSession', 'importSession: keys, run ids, hooks');
+  prof.wrapSync(s.importer, 'prepareSession', 'prepareSession: keys, run ids, blobs');
   prof.wrapSync(s.importer, 'prepare', 'prepare: per-event sha256 + JSON');
   prof.wrapAsync(s.chapters, 'linkImported', 'chapters link hook');
   const withLock = internals.lock.withLock.bind(internals.lock);
@@ -168,9 +173,11 @@ function instrument(s: Services, prof: Profiler): Pick<ImportFigures, 'blobs' | 
     backgroundSyncs.fdatasyncs++;
     return startSync();
   };
+  prof.wrapSync(s.store, 'checkpointUnderPressure', 'checkpoint under memory pressure');
+  wrapPrototypeSync(prof, PagedFrame.prototype, 'load', 'snapshot chunk load: read, hash, decompress');
   prof.wrapSync(s.store, 'refresh', 'catch-up: fstat (+ read other writers\' lines)');
-  for (const [name, apply] of internals.appliers) {
-    internals.appliers.set(name, (db, op) => {
+  for (const [name, apply] of internals.ops.appliers) {
+    internals.ops.appliers.set(name, (db, op) => {
       prof.enter(`apply ${name}`);
       try {
         apply(db, op);
@@ -199,6 +206,20 @@ function wrapPrototype(prof: Profiler, proto: object, key: string, name: string)
   target[key] = function (this: unknown, ...args: unknown[]) {
     prof.enter(name);
     return orig.apply(this, args).finally(() => prof.exit());
+  };
+}
+
+function wrapPrototypeSync(prof: Profiler, proto: object, key: string, name: string): void {
+  const target = proto as Record<string, (this: unknown, ...args: unknown[]) => unknown>;
+  const orig = target[key];
+  if (typeof orig !== 'function') throw new Error(`profiler: ${key} is not a method`);
+  target[key] = function (this: unknown, ...args: unknown[]) {
+    prof.enter(name);
+    try {
+      return orig.apply(this, args);
+    } finally {
+      prof.exit();
+    }
   };
 }
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { DatabaseFile } from '../../src/core/store/databaseFile';
 import { adoptPaged, PagedContents } from '../../src/core/store/pagedContents';
 import { encodePagedSync, PAGED_MAGIC, PagedFrame } from '../../src/core/store/pagedFrame';
-import { writeCaptureSync } from '../../src/core/store/pagedSnapshot';
+import { writeCapture, writeCaptureSync } from '../../src/core/store/pagedSnapshot';
 import { readSnapshot } from '../../src/core/store/snapshot';
 import { loadSqlJs, queryRows, queryScalar, type Database } from '../../src/core/store/sqlite';
 import { openServices } from '../../src/core/services';
@@ -151,6 +151,59 @@ describe('paged snapshot (frame version 3)', () => {
       contents.close();
     });
   }
+
+  it('written chunks spilled under a small cache are evicted and read back, and checkpoints (on this thread, and in the background with writes meanwhile) hold the database plain sql.js has', async () => {
+    const chunkBytes = 16384;
+    const SQL = await loadSqlJs(WASM_PATH);
+    const { home, database } = await sampleStore(40);
+    const file = path.join(home, 'paged.sqlite');
+    writeFrame(file, database, chunkBytes);
+    const spillFile = `${file}.tmp-${process.pid}-spill`;
+    const contents = new PagedContents(openFrame(file), undefined, undefined, 4 * chunkBytes, spillFile);
+    const paged = adoptPaged(SQL, contents);
+    if (!paged) throw new Error('sql.js did not take the paged contents');
+    const plain = new SQL.Database(database);
+    for (let round = 0; round < 4; round++) {
+      randomWork([paged, plain], 20 + round, 60);
+      expect(contents.spillUnsaved()).toBe(true);
+    }
+    const stats = contents.cacheStats;
+    expect(stats.spilledChunks).toBeGreaterThan(4);
+    expect(stats.unsavedChunks).toBe(0);
+    expect(stats.evictions).toBeGreaterThan(0);
+    expect(stats.reloads).toBeGreaterThan(0);
+    expect(Buffer.from(paged.export()).equals(Buffer.from(plain.export()))).toBe(true);
+    expect(queryScalar(paged, 'PRAGMA integrity_check')).toBe('ok');
+
+    // A background checkpoint reads written chunks from the spill while SQLite writes on: the slots it reads are not reused meanwhile.
+    const captured = bytesOf(contents);
+    const capture = contents.capture();
+    expect(capture.parts.some((p) => 'slot' in p)).toBe(true);
+    expect(capture.parts.some((p) => 'raw' in p)).toBe(false);
+    randomWork([paged, plain], 31, 60);
+    expect(contents.spillUnsaved()).toBe(true);
+    const next = await writeCapture(file, capture, () => true);
+    if (!next) throw new Error('the checkpoint file was not reopened');
+    contents.rebase(next, capture).close();
+    expect(Buffer.from(readSnapshot(file) ?? []).equals(captured)).toBe(true);
+    expect(contents.dirtyChunks).toBeGreaterThan(0); // written after the capture
+
+    // On this thread, after which nothing is unsaved and the spill file is empty again.
+    const now = bytesOf(contents);
+    const sync = contents.capture({ copy: false });
+    const written = writeCaptureSync(file, sync);
+    if (!written) throw new Error('the checkpoint file was not reopened');
+    contents.rebase(written, sync).close();
+    expect(Buffer.from(readSnapshot(file) ?? []).equals(now)).toBe(true);
+    expect(contents.dirtyChunks).toBe(0);
+    expect(contents.cacheStats.spilledChunks).toBe(0);
+    expect(fs.statSync(spillFile).size).toBe(0);
+    expect(Buffer.from(paged.export()).equals(Buffer.from(plain.export()))).toBe(true);
+    paged.close();
+    plain.close();
+    contents.close();
+    expect(fs.existsSync(spillFile)).toBe(false);
+  });
 
   it('a store opens a version 3 snapshot lazily, checkpoints only what changed, and reopens to the same data', async () => {
     const { home, database, rows } = await sampleStore();

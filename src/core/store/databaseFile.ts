@@ -5,6 +5,7 @@ import { setAside, writeSnapshot, writeSnapshotInBackground, type openSnapshot }
 import { queryScalar } from './sqlite';
 import { PagedFrame } from './pagedFrame';
 import { readHotChunks, writeHotChunks } from './hotChunks';
+import { tempBeside } from './durableFile';
 
 /** A long-lived process records its hint this long after its open (a short-lived one at close). */
 const HINT_AFTER_MS = 20_000;
@@ -43,10 +44,10 @@ export class DatabaseFile {
       // No snapshot yet (or an empty one): the database starts as new chunks, so a first import
       // is paged and bounded like any other write, and its checkpoints write only chunks.
       opened?.paged.frame.close();
-      return new DatabaseFile(file, new PagedContents(PagedFrame.none(file), onDamage, undefined, cacheBytes), undefined);
+      return new DatabaseFile(file, new PagedContents(PagedFrame.none(file), onDamage, undefined, cacheBytes, tempBeside(file)), undefined);
     }
     const { frame, first } = opened.paged;
-    const paged = new PagedContents(frame, onDamage, first, cacheBytes);
+    const paged = new PagedContents(frame, onDamage, first, cacheBytes, tempBeside(file));
     paged.preferChunks(readHotChunks(file, frame.chunkBytes, frame.count));
     return new DatabaseFile(file, paged, opened);
   }
@@ -79,9 +80,14 @@ export class DatabaseFile {
     if (this.paged && !this.paged.detached) this.paged.limitCache(bytes);
   }
 
-  /** Bytes written since the last checkpoint that only a checkpoint can release. */
+  /** Bytes written since the last checkpoint that only memory holds (the others are in the spill file, chunkSpill.ts). */
   get dirtyBytes(): number {
     return this.paged && !this.paged.detached ? this.paged.dirtyBytes : 0;
+  }
+
+  /** Why the spill file could not be written, once that happened. */
+  get spillFailure(): Error | undefined {
+    return this.paged?.spillFailure;
   }
 
   /**

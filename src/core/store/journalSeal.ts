@@ -128,8 +128,6 @@ function swap(opts: SealOptions, read: LiveHead & { ino: number }, end: number, 
 
     const from = now.headerLen + (end - start);
     const size = fs.fstatSync(fd).size;
-    const tail = Buffer.allocUnsafe(Math.max(0, size - from));
-    if (tail.length > 0 && fs.readSync(fd, tail, 0, tail.length, from) !== tail.length) throw new Error(`journal ${opts.journalPath} shrank while sealing`);
     const liveTmp = tempBeside(opts.journalPath);
     // Only a whole, synced copy may replace the live file; a short write (full disk) leaves the
     // old file in place, which still holds everything (the segment placed above is then a stray
@@ -138,7 +136,7 @@ function swap(opts: SealOptions, read: LiveHead & { ino: number }, end: number, 
       const out = fs.openSync(liveTmp, 'w', FILE_MODE);
       try {
         writeFully(out, headerLine(end));
-        writeFully(out, tail);
+        copyTail(fd, from, size, out, opts.journalPath);
         fs.fsyncSync(out);
       } finally {
         fs.closeSync(out);
@@ -154,6 +152,19 @@ function swap(opts: SealOptions, read: LiveHead & { ino: number }, end: number, 
     return true;
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/** The tail is copied a piece at a time: after a large import it is most of the journal, and whole it would be held in memory. */
+const COPY_PIECE = 1024 * 1024;
+
+function copyTail(fd: number, from: number, size: number, out: number, file: string): void {
+  const piece = Buffer.allocUnsafe(Math.min(COPY_PIECE, Math.max(0, size - from)));
+  for (let at = from; at < size; ) {
+    const n = fs.readSync(fd, piece, 0, Math.min(piece.length, size - at), at);
+    if (n <= 0) throw new Error(`journal ${file} shrank while sealing`);
+    writeFully(out, piece.subarray(0, n));
+    at += n;
   }
 }
 

@@ -5,8 +5,9 @@
  * the JS heap of a request, an embedding model where semantic recall is on):
  * - the snapshot chunks held decompressed (pagedContents.ts): clean ones are evicted, least
  *   recently used first, and the read-ahead stops while the cache is full;
- * - bytes written since the last checkpoint: past their share the store checkpoints, after which
- *   they are clean chunks like the others;
+ * - bytes written since the last checkpoint that only memory holds: evicted chunks go to the
+ *   spill file (chunkSpill.ts), and only when it cannot be written does the store checkpoint past
+ *   this share, after which they are clean chunks like the others;
  * - SQLite's own page cache, inside sql.js's wasm heap.
  */
 export interface MemoryBudget {
@@ -14,7 +15,7 @@ export interface MemoryBudget {
   budgetBytes: number;
   /** Decompressed snapshot chunks held at once (clean and dirty together). */
   chunkCacheBytes: number;
-  /** Written-but-unsaved bytes that make the store checkpoint. */
+  /** Written-but-unsaved bytes held in memory that make the store checkpoint when the spill file cannot take them. */
   dirtyBytes: number;
   /** SQLite's page cache (PRAGMA cache_size, in KiB when negative). */
   sqliteCacheBytes: number;

@@ -1,6 +1,7 @@
 import type { Database, SqlJsStatic } from 'sql.js';
 import { ChunkReader, type ChunkResult } from './chunkReader';
 import { ChunkEviction } from './chunkEviction';
+import { ChunkSpill } from './chunkSpill';
 import type { PagedFrame } from './pagedFrame';
 
 /**
@@ -36,9 +37,13 @@ export interface Capture {
   chunkBytes: number;
   /** The file the unchanged chunks come from; it stays open until the contents are rebased. */
   frame: PagedFrame;
-  parts: ({ index: number; hash: Buffer } | { index: number; raw: Buffer; version: number })[];
+  parts: ({ index: number; hash: Buffer } | { index: number; raw: Buffer; version: number } | { index: number; slot: number; version: number })[];
   /** An unchanged chunk's compressed bytes from `frame`, checked against its hash. */
   readCompressed(index: number): Buffer;
+  /** A changed chunk's bytes from the spill file (chunkSpill.ts), `length` of them, into `into` when given. */
+  readSpilled(slot: number, length: number, into?: Buffer): Buffer;
+  /** Called once the capture is written or dropped: the spill may reuse the slots it read. */
+  done(): void;
 }
 
 /** What the contents hold and did, for memory_status and the bench. */
@@ -46,8 +51,12 @@ export interface CacheStats {
   /** Chunks held decompressed now, and their bytes. */
   loadedChunks: number;
   loadedBytes: number;
-  /** Chunks written since the last checkpoint (never evicted). */
+  /** Chunks written since the last checkpoint, and of them those held only in memory (never evicted). */
   dirtyChunks: number;
+  unsavedChunks: number;
+  /** Chunks written since the last checkpoint whose bytes are in the spill file (evictable), and the chunks written there so far. */
+  spilledChunks: number;
+  spillWrites: number;
   /** The most bytes held decompressed at once; Infinity when unbounded. */
   cacheBytes: number;
   /** Clean chunks dropped to stay within `cacheBytes`, and chunks read again after that. */
@@ -93,6 +102,11 @@ export class PagedContents {
   /** Bumped on each write into a chunk; a checkpoint compares it to know what changed meanwhile. */
   private readonly versions: number[] = [];
   private readonly dirty = new Set<number>();
+  /** Of `dirty`, the chunks whose bytes are only in memory; the others are in the spill too. */
+  private readonly unsaved = new Set<number>();
+  /** A written chunk's slot in the spill, while the slot holds its current bytes: such a chunk can be evicted and loaded again from there. */
+  private readonly slotOf = new Map<number, number>();
+  private readonly spill: ChunkSpill | undefined;
   /** The read-ahead's worker while it runs; a query needing a chunk first takes what it finished. */
   private reader: ChunkReader | undefined;
   /** Chunks a query had to decompress itself, on the main thread, because no read-ahead had them yet. */
@@ -117,7 +131,10 @@ export class PagedContents {
      * makes them clean, which the store does before they fill it (memoryBudget.ts).
      */
     private cacheBytes = Infinity,
+    /** Where written chunks go to leave memory before a checkpoint (chunkSpill.ts); without one they stay until a checkpoint. */
+    spillFile?: string,
   ) {
+    this.spill = spillFile ? new ChunkSpill(spillFile, frame.chunkBytes) : undefined;
     this.size = frame.size;
     this.asked = new Uint8Array(frame.count);
     this.eviction = new ChunkEviction(cacheBytes / frame.chunkBytes);
@@ -141,13 +158,66 @@ export class PagedContents {
     return this.dirty.size;
   }
 
-  /** Bytes written since the last checkpoint, counted in whole chunks (what they hold in memory). */
+  /** Bytes written since the last checkpoint that only memory holds, in whole chunks: they cannot be evicted until spilled or checkpointed. */
   get dirtyBytes(): number {
-    return this.dirty.size * this.chunkBytes;
+    return this.unsaved.size * this.chunkBytes;
   }
 
   get cacheStats(): CacheStats {
-    return { loadedChunks: this.resident, loadedBytes: this.resident * this.chunkBytes, dirtyChunks: this.dirty.size, cacheBytes: this.cacheBytes, evictions: this.evictions, reloads: this.reloads };
+    return {
+      loadedChunks: this.resident,
+      loadedBytes: this.resident * this.chunkBytes,
+      dirtyChunks: this.dirty.size,
+      unsavedChunks: this.unsaved.size,
+      spilledChunks: this.slotOf.size,
+      spillWrites: this.spill?.writes ?? 0,
+      cacheBytes: this.cacheBytes,
+      evictions: this.evictions,
+      reloads: this.reloads,
+    };
+  }
+
+  /**
+   * Writes the chunks only memory holds to the spill file, after which they can be evicted like
+   * clean ones. False when there is no spill or it cannot be written (a full disk): they then
+   * stay in memory until a checkpoint.
+   */
+  spillUnsaved(): boolean {
+    for (const i of this.unsaved) if (!this.writeBack(i)) return false;
+    return true;
+  }
+
+  /** Writes chunk i, written since the last checkpoint, to the spill file; false when it cannot. */
+  private writeBack(i: number): boolean {
+    const chunk = this.chunks[i];
+    const slot = chunk && this.spill?.put(chunk);
+    if (slot === undefined) return false;
+    this.slotOf.set(i, slot);
+    this.unsaved.delete(i);
+    return true;
+  }
+
+  /**
+   * Whether chunk i can leave memory: loading it again gives the same bytes, from the snapshot
+   * (not written since) or the spill file (written there since it was last written), or it is
+   * written back to the spill on the way out.
+   */
+  private evictable(i: number): boolean {
+    if (this.unsaved.has(i)) return !!this.spill && !this.spill.failed;
+    return this.slotOf.has(i) || (!this.dirty.has(i) && i < this.frame.count);
+  }
+
+  /** Why the spill file could not be written, once that happened. */
+  get spillFailure(): Error | undefined {
+    return this.spill?.failed;
+  }
+
+  /** Chunk i's slot no longer holds its bytes (it was written, or a checkpoint saved it). */
+  private dropSlot(i: number): void {
+    const slot = this.slotOf.get(i);
+    if (slot === undefined) return;
+    this.slotOf.delete(i);
+    this.spill?.release(slot);
   }
 
   /** Chunks the cache has room for now: what the read-ahead may still decompress. */
@@ -178,12 +248,15 @@ export class PagedContents {
   }
 
   /**
-   * Drops clean chunks until one more fits. Clean means in the snapshot this process reads and
-   * not written since: loading it again gives the same bytes. When every held chunk is dirty
-   * nothing goes and the cache runs over until the next checkpoint.
+   * Drops chunks until one more fits. A chunk may go when loading it again gives the same bytes:
+   * from the snapshot this process reads (not written since) or from the spill file; a chunk
+   * written since the last checkpoint is first written back there (chunkSpill.ts). Without a
+   * spill (or when it cannot be written) written chunks stay and the cache runs over until the
+   * next checkpoint.
    */
   private evictFor(keep: number, room: number): void {
-    const evictable = (i: number) => i !== keep && this.chunks[i] !== undefined && !this.dirty.has(i) && i < this.frame.count;
+    // The write-back runs only for the chunk the policy picks; one that cannot be written stays.
+    const evictable = (i: number) => i !== keep && this.chunks[i] !== undefined && this.evictable(i) && (!this.unsaved.has(i) || this.writeBack(i));
     while ((this.resident + room) * this.chunkBytes > this.cacheBytes) {
       const i = this.eviction.victim(evictable);
       if (i === undefined) return;
@@ -225,6 +298,8 @@ export class PagedContents {
       this.chunk(i).set(bytes.subarray(done, done + n), at - i * cb);
       this.versions[i] = (this.versions[i] ?? 0) + 1;
       this.dirty.add(i);
+      this.unsaved.add(i);
+      this.dropSlot(i);
       done += n;
     }
     this.size = Math.max(this.size, position + bytes.length);
@@ -241,7 +316,9 @@ export class PagedContents {
       this.eviction.touched(i);
       return have;
     }
-    if (this.reader) {
+    const slot = this.slotOf.get(i);
+    if (slot !== undefined) return this.loadSpilled(i, slot);
+    if (this.reader && (this.versions[i] ?? 0) === 0) {
       this.reader.drain();
       const ready = this.chunks[i];
       if (ready) return ready;
@@ -266,9 +343,36 @@ export class PagedContents {
     } else {
       data = Buffer.alloc(this.chunkBytes);
       this.dirty.add(i); // a new part of the file: the snapshot has nothing to copy for it
+      this.unsaved.add(i);
     }
     this.insert(i, data);
     return data;
+  }
+
+  /** A written chunk evicted after it was spilled: read back from the spill file (a failed read is damage, as for a snapshot chunk). */
+  private loadSpilled(i: number, slot: number): Buffer {
+    if (this.damage) throw ioError(this.damage.message);
+    let data: Buffer;
+    try {
+      if (this.evicted[i]) this.reloads++;
+      const into = this.spare;
+      this.spare = undefined;
+      data = (this.spill as ChunkSpill).read(slot, this.chunkBytes, into);
+    } catch (err) {
+      this.reportDamage(err instanceof Error ? err : new Error(String(err)));
+      throw ioError((this.damage as unknown as Error).message);
+    }
+    this.insert(i, data);
+    return data;
+  }
+
+  /**
+   * Whether a chunk the read-ahead decompressed may be kept: never one this process wrote (its
+   * bytes are newer than any snapshot's, and a read-ahead still reading a file a checkpoint
+   * replaced would bring back the old ones), nor one held already.
+   */
+  private acceptsReadAhead(i: number): boolean {
+    return !this.chunks[i] && (this.versions[i] ?? 0) === 0 && !this.damage && this.room > 0;
   }
 
   /** A chunk's compressed bytes for a checkpoint to copy; damage found here is reported like a failed read. */
@@ -314,7 +418,7 @@ export class PagedContents {
         k--; // the checkpoint closed that file: this chunk again, from the new one
         continue;
       }
-      if (!this.chunks[i] && !this.damage && this.room > 0) this.insert(i, this.fullSize(raw));
+      if (this.acceptsReadAhead(i)) this.insert(i, this.fullSize(raw));
     }
   }
 
@@ -384,7 +488,7 @@ export class PagedContents {
       if ('error' in r) return this.chunks[r.index] ? undefined : this.reportDamage(new Error(r.error));
       if (this.chunks[r.index]) this.duplicateLoads++;
       // Queries may have filled the cache meanwhile: a chunk without room is dropped, not let in to evict one they use.
-      else if (!this.damage && this.room > 0) this.insert(r.index, this.fullSize(Buffer.from(r.bytes)));
+      else if (this.acceptsReadAhead(r.index)) this.insert(r.index, this.fullSize(Buffer.from(r.bytes)));
     };
     const reader = ChunkReader.start(frame.file, (fd) => frame.sameFileAs(fd), jobs, accept);
     if (!reader) return false;
@@ -411,40 +515,67 @@ export class PagedContents {
   /**
    * What a checkpoint writes, taken synchronously at a moment the database file is consistent
    * (no transaction open): unchanged chunks as the old file's compressed bytes (checked), changed
-   * ones copied, so SQLite may go on writing while they are compressed elsewhere.
+   * ones by their slot in the spill file or, for `copy: false` (a checkpoint that runs before
+   * SQLite writes again), the live chunk itself. With `copy` (a checkpoint in the background,
+   * while SQLite may write on) the changed chunks held only in memory are spilled first, so the
+   * capture holds no copy of them; without a spill they are copied.
    */
   capture(options: { copy?: boolean } = {}): Capture {
     const copy = options.copy ?? true;
+    if (copy) this.spillUnsaved();
     const cb = this.chunkBytes;
     const count = Math.ceil(this.size / cb);
     const parts: Capture['parts'] = [];
     for (let i = 0; i < count; i++) {
       const rawLength = Math.min(cb, this.size - i * cb);
       const chunk = this.chunks[i];
-      if (chunk && (this.dirty.has(i) || i >= this.frame.count || this.frame.rawLength(i) !== rawLength)) {
+      const version = this.versions[i] ?? 0;
+      const changed = this.dirty.has(i) || i >= this.frame.count || this.frame.rawLength(i) !== rawLength;
+      const slot = this.slotOf.get(i);
+      if (changed && slot !== undefined && (copy || !chunk)) {
+        parts.push({ index: i, slot, version });
+      } else if (changed && chunk) {
         const raw = chunk.subarray(0, rawLength);
-        parts.push({ index: i, raw: copy ? Buffer.from(raw) : raw, version: this.versions[i] ?? 0 });
-      } else if (i < this.frame.count && this.frame.rawLength(i) === rawLength) {
+        parts.push({ index: i, raw: copy ? Buffer.from(raw) : raw, version });
+      } else if (!changed) {
         const e = this.frame.entries[i];
         parts.push({ index: i, hash: Buffer.from(e?.hash ?? []) });
       } else {
-        parts.push({ index: i, raw: Buffer.alloc(rawLength), version: this.versions[i] ?? 0 });
+        parts.push({ index: i, raw: Buffer.alloc(rawLength), version });
       }
     }
     const frame = this.frame;
-    return { size: this.size, chunkBytes: cb, frame, parts, readCompressed: (i) => (frame === this.frame ? this.readCompressed(i) : frame.readCompressed(i)) };
+    const spill = this.spill;
+    const holds = !!spill && parts.some((p) => 'slot' in p);
+    if (holds) spill.hold();
+    let held = holds;
+    return {
+      size: this.size,
+      chunkBytes: cb,
+      frame,
+      parts,
+      readCompressed: (i) => (frame === this.frame ? this.readCompressed(i) : frame.readCompressed(i)),
+      readSpilled: (slot, length, into) => (spill as ChunkSpill).read(slot, length, into),
+      done: () => {
+        if (held) spill?.unhold();
+        held = false;
+      },
+    };
   }
 
   /**
    * After the capture was written as `next`: reads come from the new file from now on, and a
-   * chunk is clean again unless it was written after the capture. Returns the previous file,
-   * for the caller to close.
+   * chunk is clean again unless it was written after the capture (its slot in the spill is then
+   * given back: the new file has its bytes). Returns the previous file, for the caller to close.
    */
   rebase(next: PagedFrame, written: Capture): PagedFrame {
     const previous = this.frame;
     this.frame = next;
     for (const part of written.parts) {
-      if ('raw' in part && (this.versions[part.index] ?? 0) === part.version) this.dirty.delete(part.index);
+      if ('hash' in part || (this.versions[part.index] ?? 0) !== part.version) continue;
+      this.dirty.delete(part.index);
+      this.unsaved.delete(part.index);
+      this.dropSlot(part.index);
     }
     return previous;
   }
@@ -452,6 +583,7 @@ export class PagedContents {
   close(): void {
     this.reader?.stop();
     this.frame.close();
+    this.spill?.close();
   }
 }
 

@@ -101,16 +101,35 @@ export async function writePagedSnapshotInBackground(file: string, data: Uint8Ar
  * so what this holds at once is one chunk, never the file.
  */
 export function writeCaptureSync(file: string, capture: Capture): PagedFrame | undefined {
-  const out = new SnapshotWriter(file, capture.size, capture.chunkBytes, capture.parts.length);
+  const out = writerFor(file, capture);
   try {
+    // Compressed before the next is read: one buffer serves every chunk read from the spill.
+    const scratch = Buffer.allocUnsafeSlow(capture.chunkBytes);
     for (const p of capture.parts) {
-      if ('raw' in p) out.add(compressChunkSync(p.raw));
-      else out.add(capture.readCompressed(p.index), p.hash);
+      if ('hash' in p) out.add(capture.readCompressed(p.index), p.hash);
+      else out.add(compressChunkSync(rawOf(capture, p, scratch)));
     }
     return reopenWritten(file, out.commit());
   } finally {
     out.abandon();
+    capture.done();
   }
+}
+
+/** The writer of the capture's new file; a failure to start it (a full disk) also ends the capture. */
+function writerFor(file: string, capture: Capture): SnapshotWriter {
+  try {
+    return new SnapshotWriter(file, capture.size, capture.chunkBytes, capture.parts.length);
+  } catch (err) {
+    capture.done();
+    throw err;
+  }
+}
+
+/** A changed chunk's database bytes: held by the capture, or read from the spill file. */
+function rawOf(capture: Capture, p: { index: number; raw: Buffer } | { index: number; slot: number }, into?: Buffer): Buffer {
+  if ('raw' in p) return p.raw;
+  return capture.readSpilled(p.slot, Math.min(capture.chunkBytes, capture.size - p.index * capture.chunkBytes), into);
 }
 
 /**
@@ -119,15 +138,15 @@ export function writeCaptureSync(file: string, capture: Capture): PagedFrame | u
  * nothing renamed, once `stillWanted` says a newer checkpoint has landed.
  */
 export async function writeCapture(file: string, capture: Capture, stillWanted: () => boolean, parallel = 2): Promise<PagedFrame | undefined> {
-  const out = new SnapshotWriter(file, capture.size, capture.chunkBytes, capture.parts.length);
+  const out = writerFor(file, capture);
   try {
     const pending = new Map<number, Promise<Buffer>>();
     const parts = capture.parts;
     let ahead = 0;
     const start = (k: number) => {
       const p = parts[k];
-      if (!p || !('raw' in p)) return;
-      const compressing = compressChunk(p.raw);
+      if (!p || 'hash' in p) return;
+      const compressing = compressChunk(rawOf(capture, p));
       compressing.catch(() => undefined); // awaited below unless the checkpoint is dropped first
       pending.set(k, compressing);
     };
@@ -135,7 +154,7 @@ export async function writeCapture(file: string, capture: Capture, stillWanted: 
       for (; ahead < parts.length && ahead < k + parallel; ahead++) start(ahead);
       const p = parts[k];
       if (!p) continue;
-      if ('raw' in p) {
+      if (!('hash' in p)) {
         const compressed = await (pending.get(k) as Promise<Buffer>);
         pending.delete(k);
         if (!stillWanted()) return undefined;
@@ -150,5 +169,6 @@ export async function writeCapture(file: string, capture: Capture, stillWanted: 
     return reopenWritten(file, out.commit());
   } finally {
     out.abandon();
+    capture.done();
   }
 }

@@ -5,7 +5,9 @@ import { FileLock } from './fileLock';
 import { WriteRefusedError } from './errors';
 import { Journal, type Operation } from './journal';
 import type { SealResult } from './journalSeal';
-import { PURGED_OP, type Redact } from './journalSegments';
+import type { Redact } from './journalSegments';
+import { OperationAppliers } from './operationAppliers';
+import { undoQuietly, type Decision } from './decision';
 import { purgeJournal, type PurgeResult } from './journalPurge';
 import { migrate, readMeta, writeMeta } from './schema';
 import { loadStore, OFFSET_KEY, PROBLEMS_KEY, STORE_FILES as FILES, type OpenAttempt, type StoreOptions } from './storeOpen';
@@ -15,16 +17,12 @@ import { SealScheduler } from './sealScheduler';
 import { compactionPeakBytes, Compactor, type CompactResult } from './compaction';
 import { openPagedFrame } from './pagedSnapshot';
 import { loadSqlJs, queryScalar, tuneConnection, type Database } from './sqlite';
-import { BUDGET_ENV, memoryBudget, processMemory, reserving, type MemoryBudget } from './memoryBudget';
+import { BUDGET_ENV, memoryBudget, reserving, type MemoryBudget } from './memoryBudget';
+import { checkpointDue } from './memoryPressure';
+import { memoryReport } from './memoryReport';
 
 export type { StoreOptions } from './storeOpen';
-
-/**
- * What a write decides after seeing the latest state: the operation to journal, or none (a
- * refusal). `undo` takes back what the decision did outside the journal (a line appended to a
- * vault file) when the operation could not be journaled, so nothing unrecorded stays behind.
- */
-export type Decision<T> = { op: Operation; result: T; undo?: () => void } | { op?: undefined; result: T };
+export type { Decision } from './decision';
 
 /** Below this, sealing saves too little to be worth a segment file (bench: 13.7 MB of journal → 4.5 MB). */
 const SEAL_BYTES = 4 * 1024 * 1024;
@@ -44,7 +42,6 @@ export class Store {
   /** Time spent replaying other processes' lines since the snapshot last covered the journal (see close). */
   private replayMsUncovered = 0;
   private checkpointTimer: NodeJS.Timeout | undefined;
-  private skippedLines = 0;
   private readonly batch = new BatchTransaction();
   /** The database's file in sql.js and the snapshot it reads from (set by open). */
   private dbFile!: DatabaseFile;
@@ -54,11 +51,6 @@ export class Store {
   private readonly sealer: SealScheduler;
   /** A migration changed the schema since the snapshot was written: the next checkpoint writes it even with no new operation. */
   private schemaUnsaved = false;
-  /**
-   * A line a newer build wrote was skipped: a checkpoint from here would cover it without its
-   * effect and hide it from every process (that newer build too) that opens the checkpoint.
-   */
-  private sawUnknownOp = false;
 
   private constructor(
     private database: Database,
@@ -71,7 +63,7 @@ export class Store {
   ) {
     this.blobs = new BlobStore(path.join(home, FILES.blobs));
     this.budgetNow = memoryBudget(options.memoryBudgetMb);
-    this.appliers = new Map(options.modules.flatMap((m) => Object.entries(m.appliers)));
+    this.ops = new OperationAppliers(options.modules, this.warnings);
     this.sealer = new SealScheduler(journal, lock, options.sealBytes ?? SEAL_BYTES, () => this.snapshotOffset, (w) => this.warnOnce(w));
     this.compactor = new Compactor({
       home,
@@ -107,7 +99,8 @@ export class Store {
     this.dbFile?.limitCache(this.budgetNow.chunkCacheBytes);
   }
 
-  private readonly appliers: Map<string, (db: Database, op: Operation) => void>;
+  /** Applies every operation, replayed or just written, and counts what it skipped. */
+  private readonly ops: OperationAppliers;
 
   /**
    * Opens the store. A snapshot chunk found damaged while opening (the rest are checked as they
@@ -138,7 +131,7 @@ export class Store {
     store.warnings.push(...loaded.warnings);
     store.schemaUnsaved = loaded.schemaUnsaved;
     store.offset = store.snapshotOffset = loaded.offset;
-    store.skippedLines = loaded.skippedLines;
+    store.ops.skipped = loaded.skippedLines;
     try {
       store.refresh();
     } catch (err) {
@@ -197,7 +190,7 @@ export class Store {
   }
 
   get journalProblems(): number {
-    return this.skippedLines;
+    return this.ops.skipped;
   }
 
   /**
@@ -214,30 +207,11 @@ export class Store {
     if (this.journal.unchangedSince(this.offset)) return;
     const db = this.database;
     const started = performance.now();
-    const progress = this.options.onReplayProgress;
-    const total = progress ? this.journal.size() : 0;
-    const step = Math.max(1, Math.floor(total / 100));
-    let told = this.offset;
     this.batch.run(db, () => {
-      this.offset = this.journal.readFrom(
-        this.offset,
-        (op, end) => {
-          this.applyOne(op);
-          if (this.underPressure()) this.checkpointMidReplay(end);
-          if (progress && end - told >= step) {
-            told = end;
-            progress(end, total);
-          }
-        },
-        (problem) => {
-          this.skippedLines++;
-          this.warnings.push(`journal line at byte ${problem.offset} skipped: ${problem.reason}`);
-        },
-      );
+      this.offset = this.ops.replay(this.journal, db, this.offset, (end) => this.underPressure(end) && this.checkpointMidReplay(end), this.options.onReplayProgress);
       writeMeta(db, OFFSET_KEY, String(this.offset));
-      writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
+      writeMeta(db, PROBLEMS_KEY, String(this.ops.skipped));
     });
-    if (progress && told > 0 && told < this.offset) progress(this.offset, Math.max(total, this.offset));
     this.replayMsUncovered += performance.now() - started;
   }
 
@@ -260,10 +234,10 @@ export class Store {
     const db = this.database;
     try {
       this.batch.run(db, () => {
-        this.applyOne(op);
+        this.ops.apply(this.database, op);
         this.offset = sizeBefore + written;
         writeMeta(db, OFFSET_KEY, String(this.offset));
-        writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
+        writeMeta(db, PROBLEMS_KEY, String(this.ops.skipped));
       });
     } catch (err) {
       this.offset = sizeBefore;
@@ -297,22 +271,30 @@ export class Store {
       return decision;
     });
     if (result.op) {
-      if (this.underPressure()) this.checkpointUnderPressure();
+      if (this.underPressure(this.offset)) this.checkpointUnderPressure();
       this.scheduleCheckpoint();
     }
     return result.result;
   }
 
-  /** Written-but-unsaved chunks past their share of the budget: only a checkpoint lets them go. */
-  private underPressure(): boolean {
-    return this.writable && !this.sawUnknownOp && this.dbFile.dirtyBytes >= this.budget.dirtyBytes;
+  /**
+   * Between two operations of a bulk write, with the journal applied up to `at`: spills written
+   * chunks past their share of the budget, and says whether a checkpoint is due on the spot
+   * (memoryPressure.ts).
+   */
+  private underPressure(at: number): boolean {
+    if (!this.writable || this.ops.sawUnknownOp) return false;
+    const due = checkpointDue(this.budget, this.dbFile, at - this.snapshotOffset, () => this.databaseBytes());
+    const failed = this.dbFile.spillFailure;
+    if (failed) this.warnOnce(`written database chunks could not be spilled to disk (${failed.message}); they stay in memory until a checkpoint`);
+    return due;
   }
 
   /**
-   * A checkpoint now, on this thread, because unsaved writes fill their share of the memory
-   * budget (an import, a large replay): afterwards their chunks are the new snapshot's, clean and
-   * evictable. The journal is flushed first: an import's lines may still wait for their
-   * background fdatasync, and a snapshot must never cover a line the disk could still lose.
+   * A checkpoint now, on this thread, in a bulk write (memoryPressure.ts says when): afterwards
+   * the written chunks are the new snapshot's, clean and evictable. The journal is flushed first:
+   * an import's lines may still wait for their background fdatasync, and a snapshot must never
+   * cover a line the disk could still lose.
    */
   private checkpointUnderPressure(): void {
     this.journal.syncNow();
@@ -324,7 +306,7 @@ export class Store {
   private checkpointMidReplay(covered: number): void {
     const db = this.database;
     writeMeta(db, OFFSET_KEY, String(covered));
-    writeMeta(db, PROBLEMS_KEY, String(this.skippedLines));
+    writeMeta(db, PROBLEMS_KEY, String(this.ops.skipped));
     this.batch.commitMidway(db, () => {
       this.journal.syncNow();
       this.snapshotGeneration++;
@@ -338,36 +320,9 @@ export class Store {
   /** Checkpoints taken because unsaved writes filled their share of the budget. */
   private pressureCheckpoints = 0;
 
-  /**
-   * memory_status's `memory`: the budget, this process's resident memory now and at its peak,
-   * and what the snapshot cache holds.
-   */
+  /** memory_status's `memory` (memoryReport.ts). */
   memoryStatus() {
-    const MB = 1024 * 1024;
-    const mb = (n: number) => Math.round((n / MB) * 10) / 10;
-    const { rss, peakRss } = processMemory();
-    const usage = process.memoryUsage();
-    const cache = this.dbFile.cache;
-    return {
-      budget_mb: mb(this.budget.budgetBytes),
-      budget_source: this.budget.source,
-      rss_mb: mb(rss),
-      peak_rss_mb: mb(peakRss),
-      // Of the RSS: the JS heap, and the memory of buffers outside it (the chunk cache among them; sql.js's wasm heap is one of them).
-      js_heap_mb: mb(usage.heapUsed),
-      buffers_mb: mb(usage.arrayBuffers),
-      cache: {
-        limit_mb: mb(this.budget.chunkCacheBytes),
-        held_mb: mb(cache?.loadedBytes ?? 0),
-        unsaved_mb: mb(cache ? cache.dirtyChunks * (this.dbFile.stats.chunkBytes || 0) : 0),
-        evictions: cache?.evictions ?? 0,
-        reloads: cache?.reloads ?? 0,
-        pressure_checkpoints: this.pressureCheckpoints,
-      },
-      sqlite_cache_mb: mb(this.budget.sqliteCacheBytes),
-      ...(this.reserved.size ? { reserved_mb: Object.fromEntries([...this.reserved].map(([part, bytes]) => [part, mb(bytes)])) } : {}),
-      ...(this.compactionSkipped ? { compaction: this.compactionSkipped } : {}),
-    };
+    return memoryReport(this.budget, this.dbFile, this.pressureCheckpoints, this.compactionSkipped, this.reserved);
   }
 
   /** Why the last compaction due was not run (it would not fit the budget), for memory_status. */
@@ -413,13 +368,13 @@ export class Store {
 
   /** Whether a checkpoint can be written now (not after a line of a newer build was skipped). */
   get canCheckpoint(): boolean {
-    return !this.sawUnknownOp;
+    return !this.ops.sawUnknownOp;
   }
 
   /** Exports the database to the snapshot file so the next open replays only the journal's tail. */
   checkpoint(): void {
     this.refresh();
-    if (this.sawUnknownOp || (this.offset === this.snapshotOffset && !this.schemaUnsaved)) return;
+    if (this.ops.sawUnknownOp || (this.offset === this.snapshotOffset && !this.schemaUnsaved)) return;
     this.snapshotGeneration++;
     this.commitBatch();
     this.dbFile.writeSync(this.database, () => this.exportDatabase());
@@ -436,7 +391,7 @@ export class Store {
    */
   private async checkpointInBackground(): Promise<void> {
     this.refresh();
-    if (this.sawUnknownOp || (this.offset === this.snapshotOffset && !this.schemaUnsaved)) return;
+    if (this.ops.sawUnknownOp || (this.offset === this.snapshotOffset && !this.schemaUnsaved)) return;
     const generation = ++this.snapshotGeneration;
     const covered = this.offset;
     this.commitBatch();
@@ -505,18 +460,20 @@ export class Store {
    * journal into) and catches it up from the offset it records; on failure the old one stays.
    */
   private replaceDatabase(db: Database, dbFile?: DatabaseFile): void {
-    const old = { database: this.database, dbFile: this.dbFile, offset: this.offset, skippedLines: this.skippedLines, schemaUnsaved: this.schemaUnsaved };
+    const old = { database: this.database, dbFile: this.dbFile, offset: this.offset, schemaUnsaved: this.schemaUnsaved };
+    const oldSkipped = this.ops.skipped;
     try {
-      this.tune(db);
+      tuneConnection(db, this.budget.sqliteCacheBytes);
       this.schemaUnsaved = migrate(db, this.options.modules) > 0 || this.schemaUnsaved;
       this.database = db;
       if (dbFile) this.dbFile = dbFile;
       this.offset = Number(readMeta(db, OFFSET_KEY) ?? '0');
-      this.skippedLines = Number(readMeta(db, PROBLEMS_KEY) ?? '0');
+      this.ops.skipped = Number(readMeta(db, PROBLEMS_KEY) ?? '0');
       this.refresh();
     } catch (err) {
       this.batch.forget(); // it was the new database's, closed below
       Object.assign(this, old);
+      this.ops.skipped = oldSkipped;
       db.close();
       dbFile?.close();
       throw err;
@@ -543,7 +500,7 @@ export class Store {
     this.commitBatch();
     // sql.js export closes and reopens the connection; nothing else must hold statements now.
     const data = this.database.export();
-    this.tune(this.database); // export() reopened the connection with default settings
+    tuneConnection(this.database, this.budget.sqliteCacheBytes); // export() reopened the connection with default settings
     return data;
   }
 
@@ -565,17 +522,10 @@ export class Store {
       this.replaceDatabase(dbFile.adopt(SQL), dbFile);
       this.snapshotOffset = -1;
       this.checkpoint();
-      return { journalBytes: this.offset, skippedLines: this.skippedLines };
+      return { journalBytes: this.offset, skippedLines: this.ops.skipped };
     });
   }
 
-  /**
-   * Closes, checkpointing only when the journal tail has grown enough to slow the next open:
-   * a short-lived CLI call must not rewrite a large snapshot for one line. Bytes alone misjudge
-   * it: on the 200 MB bench store, 846 KB of remembered notes (under the 1 MB bound) took ~0.8 s
-   * to replay at every open, and one checkpoint at close (~0.8 s) brought opens back to ~0.1 s.
-   * So a tail that took this process long to replay is written too.
-   */
   /** Runs `fn` first thing when the store closes (a background job that must stop using it). */
   onClose(fn: () => void): void {
     this.closers.push(fn);
@@ -585,6 +535,13 @@ export class Store {
   /** Idle checkpoints writing their file now. */
   private backgroundCheckpoints = 0;
 
+  /**
+   * Closes, checkpointing only when the journal tail has grown enough to slow the next open:
+   * a short-lived CLI call must not rewrite a large snapshot for one line. Bytes alone misjudge
+   * it: on the 200 MB bench store, 846 KB of remembered notes (under the 1 MB bound) took ~0.8 s
+   * to replay at every open, and one checkpoint at close (~0.8 s) brought opens back to ~0.1 s.
+   * So a tail that took this process long to replay is written too.
+   */
   close(): void {
     for (const fn of this.closers.splice(0)) fn();
     this.sealer.close();
@@ -621,32 +578,6 @@ export class Store {
     return this.offset > 0 && !fs.existsSync(path.join(this.home, FILES.snapshot));
   }
 
-  private applyOne(op: Operation): void {
-    if (op.op === PURGED_OP) return; // a line a purge emptied (journalPurge.ts)
-    const apply = this.appliers.get(op.op);
-    if (!apply) {
-      this.skippedLines++;
-      this.sawUnknownOp = true;
-      this.warnings.push(`journal operation "${op.op}" is unknown to this build and was skipped; this process writes no checkpoint from now on (a newer build wrote the store: update Recollect)`);
-      return;
-    }
-    const db = this.database;
-    db.exec('SAVEPOINT op');
-    try {
-      apply(db, op);
-      db.exec('RELEASE op');
-    } catch (err) {
-      db.exec('ROLLBACK TO op');
-      db.exec('RELEASE op');
-      this.skippedLines++;
-      this.warnings.push(`journal operation "${op.op}" failed to apply: ${(err as Error).message}`);
-    }
-  }
-
-  private tune(db: Database): void {
-    tuneConnection(db, this.budget.sqliteCacheBytes);
-  }
-
   private warnOnce(message: string): void {
     if (!this.warnings.includes(message)) this.warnings.push(message);
   }
@@ -661,14 +592,5 @@ export class Store {
       this.checkpointInBackground().catch((err: unknown) => this.warnings.push(`checkpoint failed: ${(err as Error).message}`));
     }, this.options.checkpointIdleMs ?? 2_000);
     this.checkpointTimer.unref();
-  }
-}
-
-/** An undo that fails leaves at worst what a crash at the same point would have left; the write is refused either way. */
-function undoQuietly(undo: (() => void) | undefined): void {
-  try {
-    undo?.();
-  } catch {
-    // See above.
   }
 }

@@ -43,6 +43,7 @@ const output = z.object({
       limit_mb: z.number(),
       held_mb: z.number(),
       unsaved_mb: z.number(),
+      spills: z.number(),
       evictions: z.number(),
       reloads: z.number(),
       pressure_checkpoints: z.number(),

@@ -1,0 +1,120 @@
+import * as fs from 'node:fs';
+import { FILE_MODE, removeQuietly } from './fileWrites';
+
+/**
+ * A scratch file beside the snapshot (`store.sqlite.tmp-<pid>-spill`) where the paged contents
+ * put chunks written since the last checkpoint, so they can leave memory without a checkpoint.
+ * The journal is the durable copy: this file only stands in for memory, is never synced, and
+ * goes with its process (removed at close; a crashed process's is removed by the next open, as
+ * every dead process's temp file is, strayTemps.ts).
+ *
+ * A checkpoint needs as little: before, every time written chunks filled their share of the
+ * budget the store wrote a whole new snapshot, recompressing them and copying every other chunk;
+ * an import under the budget spent most of its time there.
+ *
+ * The file is cut into slots of one chunk. A chunk written again gets a new slot and its old one
+ * is released; while a checkpoint running in the background reads slots (`hold`), released ones
+ * are reused only once it is done, so the bytes it reads are the ones it captured.
+ */
+export class ChunkSpill {
+  private fd: number | undefined;
+  private slots = 0;
+  private readonly free: number[] = [];
+  /** Released while held: reused once no checkpoint reads this file any more. */
+  private retired: number[] = [];
+  private holds = 0;
+  private inUse = 0;
+  /** Set when the file could not be written (a full or read-only disk): chunks then stay in memory, as without a spill. */
+  failed: Error | undefined;
+  /** Chunks written here so far, and read back. */
+  writes = 0;
+  reads = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly chunkBytes: number,
+  ) {}
+
+  /** Slots holding a chunk's current bytes, times the chunk size: the scratch file's live part. */
+  get bytes(): number {
+    return this.inUse * this.chunkBytes;
+  }
+
+  /** Writes a chunk; returns its slot, or undefined when the file cannot take it (the chunk stays in memory). */
+  put(data: Uint8Array): number | undefined {
+    if (this.failed) return undefined;
+    try {
+      this.fd ??= fs.openSync(this.file, 'w+', FILE_MODE);
+      const slot = this.free.pop() ?? this.slots++;
+      writeAt(this.fd, data, slot * this.chunkBytes);
+      this.inUse++;
+      this.writes++;
+      return slot;
+    } catch (err) {
+      this.failed = err instanceof Error ? err : new Error(String(err));
+      return undefined;
+    }
+  }
+
+  /** The `length` bytes in `slot`, into `into` when given. Throws on a read error (the caller treats it as a damaged chunk). */
+  read(slot: number, length: number, into?: Buffer): Buffer {
+    const fd = this.fd;
+    if (fd === undefined) throw new Error('the spill file is closed');
+    const buf = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+    for (let done = 0; done < length; ) {
+      const n = fs.readSync(fd, buf, done, length - done, slot * this.chunkBytes + done);
+      if (n === 0) throw new Error(`the spill file ends ${length - done} bytes short of slot ${slot}`);
+      done += n;
+    }
+    this.reads++;
+    return buf;
+  }
+
+  /** The slot no longer holds a chunk's current bytes. */
+  release(slot: number): void {
+    this.inUse--;
+    if (this.holds > 0) this.retired.push(slot);
+    else this.free.push(slot);
+    this.shrinkWhenEmpty();
+  }
+
+  /** A background checkpoint reads slots until `unhold`: none is reused meanwhile. */
+  hold(): void {
+    this.holds++;
+  }
+
+  unhold(): void {
+    if (--this.holds > 0) return;
+    this.free.push(...this.retired);
+    this.retired = [];
+    this.shrinkWhenEmpty();
+  }
+
+  /** Nothing lives here any more (a checkpoint saved every chunk): the disk space goes back. */
+  private shrinkWhenEmpty(): void {
+    if (this.inUse > 0 || this.holds > 0 || this.fd === undefined) return;
+    this.free.length = 0;
+    this.retired = [];
+    this.slots = 0;
+    try {
+      fs.ftruncateSync(this.fd, 0);
+    } catch {
+      // The space comes back at close instead.
+    }
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    fs.closeSync(this.fd);
+    this.fd = undefined;
+    removeQuietly(this.file);
+  }
+}
+
+function writeAt(fd: number, data: Uint8Array, position: number): void {
+  for (let done = 0; done < data.length; ) {
+    const n = fs.writeSync(fd, data, done, data.length - done, position + done);
+    if (n <= 0) throw Object.assign(new Error(`ENOSPC: no space left on device, the spill file stored ${done} of ${data.length} bytes`), { code: 'ENOSPC' });
+    done += n;
+  }
+}
