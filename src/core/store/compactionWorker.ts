@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { compactSnapshot, type CompactedFile } from './compactionJob';
+import { processMemory } from './memoryBudget';
 import { loadSqlJs } from './sqlite';
 
 /** What compaction.ts sends the child process (its only message). */
@@ -69,7 +70,7 @@ function watchOwner(out: string): void {
 process.once('message', (message: CompactionRequest) => {
   request = message;
   watchOwner(message.out);
-  const maxRss = () => process.resourceUsage().maxRSS * 1024;
+  const maxRss = () => processMemory().peakRss;
   loadSqlJs(message.wasmPath)
     .then((SQL) => compactSnapshot(SQL, message.snapshotFile, message.out, { collectGarbage, ...(message.cacheBytes ? { cacheBytes: message.cacheBytes } : {}) }))
     // The job runs for seconds without an event-loop turn, so an owner that died meanwhile is only noticed here.

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 /**
  * How much memory one Recollect process may use (RSS), and how the store shares it out. The
  * budget covers the whole process; the store controls three parts of it, each a fixed share so
@@ -76,8 +77,23 @@ export function reserving(budget: MemoryBudget, reservedBytes: number): MemoryBu
   return { ...budget, reservedBytes: reserved, chunkCacheBytes: Math.max(MIN_CHUNK_CACHE, share - reserved) };
 }
 
-/** This process's resident memory now and at its peak (Linux's VmHWM; elsewhere the peak Node reports), bytes. */
+/**
+ * This process's resident memory now and at its peak, bytes. The peak is Linux's VmHWM where
+ * it can be read: the kernel's maxRSS outlives exec, so a child started by a larger process
+ * (a compaction child, a CLI run from the extension host) would report its parent's peak.
+ * Elsewhere maxRSS is the only peak there is.
+ */
 export function processMemory(): { rss: number; peakRss: number } {
   const rss = process.memoryUsage.rss();
-  return { rss, peakRss: Math.max(rss, process.resourceUsage().maxRSS * 1024) };
+  return { rss, peakRss: Math.max(rss, highWaterMark() ?? process.resourceUsage().maxRSS * 1024) };
+}
+
+function highWaterMark(): number | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    const kb = /^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return kb ? Number(kb) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
 }
