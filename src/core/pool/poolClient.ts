@@ -256,20 +256,29 @@ export class PoolClient {
     const client = this.need();
     const team = this.target.team;
     const origin = this.origin;
+    const fetch = (after: number) =>
+      client.query<{ seq: string; op_id: string; origin: string; body: string }>(
+        'SELECT seq, op_id, origin, body FROM recollect.ops WHERE team = $1 AND seq > $2 AND origin <> $3 ORDER BY seq LIMIT $4',
+        [team, after, origin, this.batchSize],
+      );
     let applied = 0;
     // Counted only when a batch comes back full (a catch-up): a live pull of a few rows needs no count.
     let left: number | undefined;
+    let next = fetch(pulledSeq(this.store.db, team));
     for (;;) {
-      const from = pulledSeq(this.store.db, team);
-      const r = await client.query<{ seq: string; op_id: string; origin: string; body: string }>(
-        'SELECT seq, op_id, origin, body FROM recollect.ops WHERE team = $1 AND seq > $2 AND origin <> $3 ORDER BY seq LIMIT $4',
-        [team, from, origin, this.batchSize],
-      );
+      const r = await next;
       if (!r.rows.length) break;
       const ops: PulledOperation[] = r.rows.map((row) => ({ id: row.op_id, seq: Number(row.seq), origin: row.origin, op: JSON.parse(row.body) }));
       const upTo = (ops[ops.length - 1] as PulledOperation).seq;
       // Content first: the blobs are on disk before the line that names them is journaled.
       await pullBlobs(client, team, this.store.blobs, ops.flatMap((o) => blobsOf(o.op)));
+      const full = r.rows.length >= this.batchSize;
+      // A catch-up asks for the next batch before applying this one, so the server and the
+      // network work while this process applies. The cursor this batch leaves is upTo.
+      if (full) {
+        next = fetch(upTo);
+        next.catch(() => undefined); // awaited in the next round; a failure there is the one reported
+      }
       applied += await this.store.commit((db) => {
         // Decided under the store's lock: another process of this machine may have pulled them already.
         const known = appliedAmong(db, ops.map((o) => o.id));
@@ -278,7 +287,7 @@ export class PoolClient {
         const op: PoolPulled = { op: 'pool.pulled', at: this.store.now, team, upTo, ops: fresh };
         return { op, result: fresh.length };
       });
-      if (r.rows.length < this.batchSize) {
+      if (!full) {
         this.setStatus({ pulled: this.status.pulled + ops.length });
         break;
       }
