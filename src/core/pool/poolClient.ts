@@ -273,6 +273,8 @@ export class PoolClient {
       // Content first: the blobs are on disk before the line that names them is journaled.
       await pullBlobs(client, team, this.store.blobs, ops.flatMap((o) => blobsOf(o.op)));
       const full = r.rows.length >= this.batchSize;
+      // Counted before the next fetch starts: a connection runs one query at a time.
+      const counted = full && left === undefined ? await this.behind() : undefined;
       // A catch-up asks for the next batch before applying this one, so the server and the
       // network work while this process applies. The cursor this batch leaves is upTo.
       if (full) {
@@ -291,7 +293,7 @@ export class PoolClient {
         this.setStatus({ pulled: this.status.pulled + ops.length });
         break;
       }
-      left = left === undefined ? await this.behind() : Math.max(0, left - ops.length);
+      left = Math.max(0, (counted ?? left ?? 0) - ops.length);
       this.setStatus({ behind: left, pulled: this.status.pulled + ops.length, ...(left > 0 ? { state: 'behind' as const } : {}) });
     }
     return applied;
