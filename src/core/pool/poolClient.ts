@@ -114,7 +114,15 @@ export class PoolClient {
    */
   async connect(): Promise<true | Refusal> {
     if (this.client) return true;
-    const client = new Client({ ...pgConnection(this.target.url, this.target.password), keepAlive: true });
+    let client: Client;
+    try {
+      client = new Client({ ...pgConnection(this.target.url, this.target.password), keepAlive: true });
+    } catch (err) {
+      // pg reads the sslrootcert/sslcert/sslkey files as it parses the URL.
+      const reason = `the pool's connection settings cannot be used (${(err as Error).message}): check the files sslrootcert, sslcert and sslkey name in the URL or PGSSLROOTCERT`;
+      this.setStatus({ state: 'refused', reason });
+      return refuse(reason);
+    }
     client.on('error', (err) => this.lost(err));
     client.on('end', () => this.lost(new Error('Connection terminated')));
     client.on('notification', (n) => {
@@ -275,6 +283,7 @@ export class PoolClient {
       const full = r.rows.length >= this.batchSize;
       // Counted before the next fetch starts: a connection runs one query at a time.
       const counted = full && left === undefined ? await this.behind() : undefined;
+      if (counted) this.setStatus({ state: 'behind', behind: counted });
       // A catch-up asks for the next batch before applying this one, so the server and the
       // network work while this process applies. The cursor this batch leaves is upTo.
       if (full) {
@@ -290,7 +299,7 @@ export class PoolClient {
         return { op, result: fresh.length };
       });
       if (!full) {
-        this.setStatus({ pulled: this.status.pulled + ops.length });
+        this.setStatus({ state: 'connected', behind: 0, pulled: this.status.pulled + ops.length });
         break;
       }
       left = Math.max(0, (counted ?? left ?? 0) - ops.length);
