@@ -227,24 +227,39 @@ export class PoolClient {
     return sent;
   }
 
+  /**
+   * One statement locks the team's row (the lock orders pushes, so numbers are handed out in
+   * commit order), inserts the batch numbered from the team's last sequence, moves the sequence
+   * and queues the notification. Sent as separate statements, each round trip held the team's
+   * lock; with ten machines pushing, the pushes queued behind it. A batch whose operations name
+   * blobs sends them first in the same transaction, before the lock is taken, so a push that
+   * dies before its commit leaves neither.
+   */
   private async pushBatch(client: Client, origin: string, batch: readonly Pending[]): Promise<void> {
     const team = this.target.team;
+    const hashes = batch.flatMap((p) => p.blobs);
+    const numbered = () =>
+      client.query<{ last_seq: string }>(
+        `WITH locked AS (SELECT last_seq FROM recollect.teams WHERE team = $1 FOR UPDATE),
+         inserted AS (
+           INSERT INTO recollect.ops(team, seq, op_id, origin, at, body)
+           SELECT $1, locked.last_seq + u.n, u.id, $2, u.at, u.body
+           FROM locked, unnest($3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY AS u(id, at, body, n)
+           ON CONFLICT (team, op_id) DO NOTHING
+         ),
+         moved AS (UPDATE recollect.teams SET last_seq = (SELECT last_seq FROM locked) + $6 WHERE team = $1 RETURNING last_seq)
+         SELECT last_seq, pg_notify($7, last_seq || ' ' || $2) FROM moved`,
+        [team, origin, batch.map((p) => p.id), batch.map((p) => p.at), batch.map((p) => p.body), batch.length, channelOf(team)],
+      );
+    const invisible = () => refusalError(`team "${team}" is not visible to this user on the pool`);
+    if (!hashes.length) {
+      if (!(await numbered()).rows.length) throw invisible();
+      return;
+    }
     await client.query('BEGIN');
     try {
-      // The team's row lock orders pushes: numbers are handed out in commit order.
-      const r = await client.query<{ last_seq: string }>('SELECT last_seq FROM recollect.teams WHERE team = $1 FOR UPDATE', [team]);
-      const lastSeq = Number(r.rows[0]?.last_seq ?? NaN);
-      if (!Number.isFinite(lastSeq)) throw refusalError(`team "${team}" is not visible to this user on the pool`);
-      await pushBlobs(client, team, this.store.blobs, batch.flatMap((p) => p.blobs));
-      await client.query(
-        `INSERT INTO recollect.ops(team, seq, op_id, origin, at, body)
-         SELECT $1, $2::bigint + u.n, u.id, $3, u.at, u.body FROM unnest($4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY AS u(id, at, body, n)
-         ON CONFLICT (team, op_id) DO NOTHING`,
-        [team, lastSeq, origin, batch.map((p) => p.id), batch.map((p) => p.at), batch.map((p) => p.body)],
-      );
-      const upTo = lastSeq + batch.length;
-      await client.query('UPDATE recollect.teams SET last_seq = $2 WHERE team = $1', [team, upTo]);
-      await client.query('SELECT pg_notify($1, $2)', [channelOf(team), `${upTo} ${origin}`]);
+      await pushBlobs(client, team, this.store.blobs, hashes);
+      if (!(await numbered()).rows.length) throw invisible();
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
