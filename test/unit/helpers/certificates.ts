@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** Whether `openssl` (Debian's openssl package) can make the test certificates. */
-export function opensslAvailable(): boolean {
+/** Whether `openssl` (Debian's openssl package) is there to make the test certificates. */
+function opensslAvailable(): boolean {
   try {
     execFileSync('openssl', ['version'], { stdio: 'ignore' });
     return true;
@@ -36,6 +36,7 @@ export interface TestCertificates {
 
 /** Real certificates made by openssl in `dir`: a CA, a server certificate for 127.0.0.1 it signed, and an unrelated CA. */
 export function makeCertificates(dir: string): TestCertificates {
+  if (!opensslAvailable()) throw new Error('openssl is missing: apt-get install openssl (scripts/test.sh does it)');
   fs.mkdirSync(dir, { recursive: true });
   const ca = makeAuthority(dir, 'pool-test-ca');
   const wrong = makeAuthority(dir, 'unrelated-ca');
