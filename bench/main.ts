@@ -14,6 +14,7 @@ import { dropImport, printImport, runImport } from './importBench';
 import { runLcmSection } from './lcmBench';
 import { runMemorySections } from './memorySections';
 import { nativeImportChild } from './nativeImport';
+import { poolMachineChild } from './poolMachine';
 import { runScaleSection, scaleMemoryChild } from './scaleBench';
 import { scaleDiagChild } from './scaleDiag';
 import { heading, ms, nowMs, result } from './stats';
@@ -35,7 +36,7 @@ import { heading, ms, nowMs, result } from './stats';
  * temp folder; --diag prints diagnosis tables: for sections 1–3 instead of the figures
  * (search_text and searchFts step by step, alternative SQL shapes, remember's CPU path;
  * with --reuse <dir> [--remember-only]), for sections 4–6 beside them.
- * Children: --child open|open-server|open-once|open-diag|open-tokens|compact|read|tokens|wasm|import|native-import|scale-memory <path> (fresh-process measurements);
+ * Children: --child open|open-server|open-once|open-diag|open-tokens|compact|read|tokens|wasm|import|native-import|scale-memory|pool-machine <path> (fresh-process measurements);
  *   --child scale-diag <store home> regex|fulltext|rechunk (lcm_grep's CPU time and chunk reloads on a kept store: bench/scaleDiag.ts).
  */
 
@@ -131,6 +132,10 @@ async function child(): Promise<void> {
   if (mode === 'scale-memory') {
     const [, , , , home, messages, seed, wasm] = process.argv;
     console.log(JSON.stringify(await scaleMemoryChild(home as string, Number(messages), Number(seed), wasm as string)));
+    return;
+  }
+  if (mode === 'pool-machine') {
+    await poolMachineChild(JSON.parse(target as string));
     return;
   }
   throw new Error(`unknown child mode ${mode}`);

@@ -22,11 +22,15 @@ npx eslint .
 # The oldest VS Code we support (engines ^1.100.0) and the current one; both must pass.
 E2E_CODE_SERVERS=(4.100.3 4.139.1)
 
-step "machine set-up (chromium, strace, ripgrep, code-server ${E2E_CODE_SERVERS[*]}, node 24, postgresql 15) if missing"
+step "machine set-up (chromium, strace, ripgrep, code-server ${E2E_CODE_SERVERS[*]}, node 24, postgresql 15, openssl) if missing"
 for v in "${E2E_CODE_SERVERS[@]}"; do RECOLLECT_E2E_CODE_SERVER=$v bash scripts/e2e-setup.sh >/dev/null; done
 # The team pool's tests start a PostgreSQL 15 server of their own (test/unit/helpers/postgres.ts).
 if [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then
   { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; }; } >/dev/null
+fi
+# Its TLS test makes its certificates with openssl (test/unit/helpers/certificates.ts).
+if ! command -v openssl >/dev/null; then
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl; }; } >/dev/null
 fi
 
 step "unit and service tests (real sql.js, real temp folders, real processes)"

@@ -1,7 +1,7 @@
 import { createFtsTableSql, indexTerms } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
-import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import { queryRows, queryScalar, runSql, type Database, type SqlValue } from '../store/sqlite';
 import { normalizeKey } from '../text/textRules';
 import { insertEntryRow, recordDailyStat, type EntryRow } from './vault/indexRows';
 import { MEMORY_FTS_TABLE } from './vault/tableNames';
@@ -117,12 +117,12 @@ function applyFactSaved(db: Database, op: Operation): void {
   const current = queryRows(db, 'SELECT id, fts_docid FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND superseded_at IS NULL', key);
   for (const { id, fts_docid: docid } of current) {
     // The old value was true until the new one became true; it stays in the ledger as history.
-    db.run('UPDATE facts SET superseded_at = ?, superseded_by = ?, valid_to = ?, fts_docid = NULL WHERE id = ?', [f.at, f.id, validFrom, id as string]);
+    runSql(db, 'UPDATE facts SET superseded_at = ?, superseded_by = ?, valid_to = ?, fts_docid = NULL WHERE id = ?', [f.at, f.id, validFrom, id as string]);
     // Superseded values stay in the ledger (history) but leave the keyword index of current memory.
-    if (docid !== null) db.run(`DELETE FROM ${MEMORY_FTS} WHERE docid = ?`, [docid as number]);
+    if (docid !== null) runSql(db, `DELETE FROM ${MEMORY_FTS} WHERE docid = ?`, [docid as number]);
   }
   const body = `${f.subject} ${f.predicate} ${f.object}`;
-  db.run(`INSERT INTO ${MEMORY_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)`, [
+  runSql(db, `INSERT INTO ${MEMORY_FTS}(terms, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)`, [
     indexTerms(body),
     body,
     f.at,
@@ -134,7 +134,8 @@ function applyFactSaved(db: Database, op: Operation): void {
 }
 
 function insertFact(db: Database, f: FactSaved, subjectKey: string, predicateKey: string, validFrom: number, docid: number | null, supersededBy: { id: string; at: number; validFrom: number } | null): void {
-  db.run(
+  runSql(
+    db,
     `INSERT INTO facts(id, subject, subject_key, predicate, predicate_key, object, scope, source, statement, cites, recorded_at, fts_docid, valid_from, superseded_at, superseded_by, valid_to)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [f.id, f.subject, subjectKey, f.predicate, predicateKey, f.object, f.scope, f.source, f.statement, JSON.stringify(f.cites), f.at, docid, validFrom, supersededBy?.at ?? null, supersededBy?.id ?? null, supersededBy?.validFrom ?? null],
@@ -147,12 +148,12 @@ function insertFact(db: Database, f: FactSaved, subjectKey: string, predicateKey
  * The value recorded right after this one, if any is in the ledger already.
  */
 function firstLater(db: Database, key: SqlValue[], f: FactSaved): { id: string; at: number; validFrom: number } | undefined {
-  const row = queryRows(
-    db,
-    `SELECT id, recorded_at, valid_from FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND (recorded_at > ? OR (recorded_at = ? AND id > ?))
-     ORDER BY recorded_at, id LIMIT 1`,
-    [...key, f.at, f.at, f.id],
-  )[0];
+  const later = 'FROM facts WHERE subject_key = ? AND predicate_key = ? AND scope = ? AND (recorded_at > ? OR (recorded_at = ? AND id > ?))';
+  const params = [...key, f.at, f.at, f.id];
+  // The usual answer is "nothing later" (values arrive in order, or the key is new): asked
+  // without the order, sql.js gives it about ten times sooner than the ordered query does.
+  if (queryScalar(db, `SELECT 1 ${later} LIMIT 1`, params) === undefined) return undefined;
+  const row = queryRows(db, `SELECT id, recorded_at, valid_from ${later} ORDER BY recorded_at, id LIMIT 1`, params)[0];
   return row ? { id: String(row.id), at: Number(row.recorded_at), validFrom: Number(row.valid_from ?? row.recorded_at) } : undefined;
 }
 
@@ -162,7 +163,7 @@ function firstLater(db: Database, key: SqlValue[], f: FactSaved): { id: string; 
  * the keyword index as they are. The ledger ends exactly as if the values had come in order.
  */
 function joinHistory(db: Database, f: FactSaved, validFrom: number, next: { id: string; at: number; validFrom: number }): void {
-  db.run('UPDATE facts SET superseded_at = ?, superseded_by = ?, valid_to = ? WHERE superseded_by = ? AND (recorded_at < ? OR (recorded_at = ? AND id < ?))', [f.at, f.id, validFrom, next.id, f.at, f.at, f.id]);
+  runSql(db, 'UPDATE facts SET superseded_at = ?, superseded_by = ?, valid_to = ? WHERE superseded_by = ? AND (recorded_at < ? OR (recorded_at = ? AND id < ?))', [f.at, f.id, validFrom, next.id, f.at, f.at, f.id]);
   insertFact(db, f, normalizeKey(f.subject), normalizeKey(f.predicate), validFrom, null, next);
 }
 

@@ -114,7 +114,15 @@ export class PoolClient {
    */
   async connect(): Promise<true | Refusal> {
     if (this.client) return true;
-    const client = new Client({ ...pgConnection(this.target.url, this.target.password), keepAlive: true });
+    let client: Client;
+    try {
+      client = new Client({ ...pgConnection(this.target.url, this.target.password), keepAlive: true });
+    } catch (err) {
+      // pg reads the sslrootcert/sslcert/sslkey files as it parses the URL.
+      const reason = `the pool's connection settings cannot be used (${(err as Error).message}): check the files sslrootcert, sslcert and sslkey name in the URL or PGSSLROOTCERT`;
+      this.setStatus({ state: 'refused', reason });
+      return refuse(reason);
+    }
     client.on('error', (err) => this.lost(err));
     client.on('end', () => this.lost(new Error('Connection terminated')));
     client.on('notification', (n) => {
@@ -219,24 +227,39 @@ export class PoolClient {
     return sent;
   }
 
+  /**
+   * One statement locks the team's row (the lock orders pushes, so numbers are handed out in
+   * commit order), inserts the batch numbered from the team's last sequence, moves the sequence
+   * and queues the notification. Sent as separate statements, each round trip held the team's
+   * lock; with ten machines pushing, the pushes queued behind it. A batch whose operations name
+   * blobs sends them first in the same transaction, before the lock is taken, so a push that
+   * dies before its commit leaves neither.
+   */
   private async pushBatch(client: Client, origin: string, batch: readonly Pending[]): Promise<void> {
     const team = this.target.team;
+    const hashes = batch.flatMap((p) => p.blobs);
+    const numbered = () =>
+      client.query<{ last_seq: string }>(
+        `WITH locked AS (SELECT last_seq FROM recollect.teams WHERE team = $1 FOR UPDATE),
+         inserted AS (
+           INSERT INTO recollect.ops(team, seq, op_id, origin, at, body)
+           SELECT $1, locked.last_seq + u.n, u.id, $2, u.at, u.body
+           FROM locked, unnest($3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY AS u(id, at, body, n)
+           ON CONFLICT (team, op_id) DO NOTHING
+         ),
+         moved AS (UPDATE recollect.teams SET last_seq = (SELECT last_seq FROM locked) + $6 WHERE team = $1 RETURNING last_seq)
+         SELECT last_seq, pg_notify($7, last_seq || ' ' || $2) FROM moved`,
+        [team, origin, batch.map((p) => p.id), batch.map((p) => p.at), batch.map((p) => p.body), batch.length, channelOf(team)],
+      );
+    const invisible = () => refusalError(`team "${team}" is not visible to this user on the pool`);
+    if (!hashes.length) {
+      if (!(await numbered()).rows.length) throw invisible();
+      return;
+    }
     await client.query('BEGIN');
     try {
-      // The team's row lock orders pushes: numbers are handed out in commit order.
-      const r = await client.query<{ last_seq: string }>('SELECT last_seq FROM recollect.teams WHERE team = $1 FOR UPDATE', [team]);
-      const lastSeq = Number(r.rows[0]?.last_seq ?? NaN);
-      if (!Number.isFinite(lastSeq)) throw refusalError(`team "${team}" is not visible to this user on the pool`);
-      await pushBlobs(client, team, this.store.blobs, batch.flatMap((p) => p.blobs));
-      await client.query(
-        `INSERT INTO recollect.ops(team, seq, op_id, origin, at, body)
-         SELECT $1, $2::bigint + u.n, u.id, $3, u.at, u.body FROM unnest($4::text[], $5::bigint[], $6::text[]) WITH ORDINALITY AS u(id, at, body, n)
-         ON CONFLICT (team, op_id) DO NOTHING`,
-        [team, lastSeq, origin, batch.map((p) => p.id), batch.map((p) => p.at), batch.map((p) => p.body)],
-      );
-      const upTo = lastSeq + batch.length;
-      await client.query('UPDATE recollect.teams SET last_seq = $2 WHERE team = $1', [team, upTo]);
-      await client.query('SELECT pg_notify($1, $2)', [channelOf(team), `${upTo} ${origin}`]);
+      await pushBlobs(client, team, this.store.blobs, hashes);
+      if (!(await numbered()).rows.length) throw invisible();
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -256,20 +279,32 @@ export class PoolClient {
     const client = this.need();
     const team = this.target.team;
     const origin = this.origin;
+    const fetch = (after: number) =>
+      client.query<{ seq: string; op_id: string; origin: string; body: string }>(
+        'SELECT seq, op_id, origin, body FROM recollect.ops WHERE team = $1 AND seq > $2 AND origin <> $3 ORDER BY seq LIMIT $4',
+        [team, after, origin, this.batchSize],
+      );
     let applied = 0;
     // Counted only when a batch comes back full (a catch-up): a live pull of a few rows needs no count.
     let left: number | undefined;
+    let next = fetch(pulledSeq(this.store.db, team));
     for (;;) {
-      const from = pulledSeq(this.store.db, team);
-      const r = await client.query<{ seq: string; op_id: string; origin: string; body: string }>(
-        'SELECT seq, op_id, origin, body FROM recollect.ops WHERE team = $1 AND seq > $2 AND origin <> $3 ORDER BY seq LIMIT $4',
-        [team, from, origin, this.batchSize],
-      );
+      const r = await next;
       if (!r.rows.length) break;
       const ops: PulledOperation[] = r.rows.map((row) => ({ id: row.op_id, seq: Number(row.seq), origin: row.origin, op: JSON.parse(row.body) }));
       const upTo = (ops[ops.length - 1] as PulledOperation).seq;
       // Content first: the blobs are on disk before the line that names them is journaled.
       await pullBlobs(client, team, this.store.blobs, ops.flatMap((o) => blobsOf(o.op)));
+      const full = r.rows.length >= this.batchSize;
+      // Counted before the next fetch starts: a connection runs one query at a time.
+      const counted = full && left === undefined ? await this.behind() : undefined;
+      if (counted) this.setStatus({ state: 'behind', behind: counted });
+      // A catch-up asks for the next batch before applying this one, so the server and the
+      // network work while this process applies. The cursor this batch leaves is upTo.
+      if (full) {
+        next = fetch(upTo);
+        next.catch(() => undefined); // awaited in the next round; a failure there is the one reported
+      }
       applied += await this.store.commit((db) => {
         // Decided under the store's lock: another process of this machine may have pulled them already.
         const known = appliedAmong(db, ops.map((o) => o.id));
@@ -278,11 +313,11 @@ export class PoolClient {
         const op: PoolPulled = { op: 'pool.pulled', at: this.store.now, team, upTo, ops: fresh };
         return { op, result: fresh.length };
       });
-      if (r.rows.length < this.batchSize) {
-        this.setStatus({ pulled: this.status.pulled + ops.length });
+      if (!full) {
+        this.setStatus({ state: 'connected', behind: 0, pulled: this.status.pulled + ops.length });
         break;
       }
-      left = left === undefined ? await this.behind() : Math.max(0, left - ops.length);
+      left = Math.max(0, (counted ?? left ?? 0) - ops.length);
       this.setStatus({ behind: left, pulled: this.status.pulled + ops.length, ...(left > 0 ? { state: 'behind' as const } : {}) });
     }
     return applied;

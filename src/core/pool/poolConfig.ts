@@ -60,17 +60,23 @@ export function resolvePool(env: NodeJS.ProcessEnv, settings: PoolSettings, stat
   return { url, team, from };
 }
 
+/** The sslmode values that ask for TLS (libpq's; pg checks the certificate for all three unless the URL adds uselibpqcompat=true). */
+const TLS_MODES = new Set(['require', 'verify-ca', 'verify-full']);
+
 /**
  * The connection settings pg is given. pg lets a connection string's (empty) password override a
  * separate `password`, so a password from secret storage goes into the string here, in memory
- * only; without one, pg reads PGPASSWORD and then ~/.pgpass itself. sslmode in the URL decides TLS.
+ * only; without one, pg reads PGPASSWORD and then ~/.pgpass itself. sslmode in the URL (or
+ * PGSSLMODE) decides TLS. The CA to check the server's certificate with is the URL's
+ * sslrootcert, else PGSSLROOTCERT, as libpq has it; pg reads only the URL's, so PGSSLROOTCERT is
+ * added to the string here when TLS is asked for.
  */
-export function pgConnection(url: string, password: string | undefined): { connectionString: string; application_name: string; connectionTimeoutMillis: number } {
-  let connectionString = url;
-  if (password !== undefined) {
-    const u = new URL(url);
-    u.password = password;
-    connectionString = u.toString();
-  }
-  return { connectionString, application_name: 'recollect', connectionTimeoutMillis: 5_000 };
+export function pgConnection(url: string, password: string | undefined, env: NodeJS.ProcessEnv = process.env): { connectionString: string; application_name: string; connectionTimeoutMillis: number } {
+  const u = new URL(url);
+  if (password !== undefined) u.password = password;
+  const mode = u.searchParams.get('sslmode') ?? env.PGSSLMODE;
+  const rootCert = env.PGSSLROOTCERT?.trim();
+  if (mode && TLS_MODES.has(mode) && rootCert && !u.searchParams.has('sslrootcert')) u.searchParams.set('sslrootcert', rootCert);
+  const changed = password !== undefined || u.searchParams.get('sslrootcert') !== new URL(url).searchParams.get('sslrootcert');
+  return { connectionString: changed ? u.toString() : url, application_name: 'recollect', connectionTimeoutMillis: 5_000 };
 }

@@ -7,6 +7,9 @@ export type PoolProblem = { kind: 'refused'; reason: string } | { kind: 'offline
 
 const OFFLINE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08006', '08001', '08003', '08004']);
 
+/** Node's codes for a server certificate it could not verify (a self-made or unknown CA, an expired one, another host's). */
+const CERTIFICATE_CODE = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/;
+
 export function poolProblem(err: unknown, user: string | undefined): PoolProblem {
   const e = err as { code?: string; message?: string };
   const message = e?.message ?? String(err);
@@ -22,6 +25,13 @@ export function poolProblem(err: unknown, user: string | undefined): PoolProblem
     case '3F000':
     case '42P01':
       return { kind: 'refused', reason: `the pool server has no Recollect pool this user may read (${message}): the administrator runs the set-up in docs/team-pool.md and grants the team's role` };
+  }
+  if (e?.code && CERTIFICATE_CODE.test(e.code)) {
+    return { kind: 'refused', reason: `the pool server's TLS certificate could not be verified (${message}): give the CA that signed it as sslrootcert=<file> in the URL or in PGSSLROOTCERT; sslmode=verify-full also checks that the certificate names the host in the URL` };
+  }
+  // pg asks for the password only when the server does, and finds none in PGPASSWORD or ~/.pgpass.
+  if (/client password must be a string/.test(message)) {
+    return { kind: 'refused', reason: `no password${who} was found: give it through PGPASSWORD, ~/.pgpass (mode 0600, lines host:port:database:user:password) or "Recollect: Join Team Pool…"` };
   }
   if (e?.code && OFFLINE_CODES.has(e.code)) return { kind: 'offline', reason: `the pool server is out of reach (${message})` };
   if (/terminat|Connection terminated|timeout|closed/i.test(message)) return { kind: 'offline', reason: `the pool server is out of reach (${message})` };

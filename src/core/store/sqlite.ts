@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as v8 from 'node:v8';
-import initSqlJs, { type Database, type SqlJsStatic, type SqlValue } from 'sql.js';
+import initSqlJs, { type Database, type SqlJsStatic, type SqlValue, type Statement } from 'sql.js';
 
 export type { Database, SqlValue, Statement, BindParams } from 'sql.js';
 
@@ -39,41 +39,71 @@ export function setWasmCompilation(kind: 'one-shot' | 'server'): void {
   v8.setFlagsFromString(kind === 'one-shot' ? '--liftoff-only' : '--wasm-num-compilation-tasks=1');
 }
 
-/** Runs a query and returns its rows as objects; statements are never cached because sql.js export() frees them. */
-export function queryRows(db: Database, sql: string, params: SqlValue[] = []): Record<string, SqlValue>[] {
-  const stmt = db.prepare(sql);
+/** The statements kept by `withPreparedStatements` while it runs, per database. */
+const keptStatements = new WeakMap<Database, Map<string, Statement>>();
+
+/**
+ * Runs `fn` with every statement that queryRows, queryArrays, queryScalar and runSql prepare
+ * kept for reuse, and frees them when `fn` returns: for many operations applied at once (a
+ * pulled batch), where preparing a statement costs about as much as running it. Statements are
+ * otherwise never kept because sql.js export() frees them; `fn` is synchronous and nothing
+ * inside an applier exports. Nested calls share the outer scope.
+ */
+export function withPreparedStatements<T>(db: Database, fn: () => T): T {
+  if (keptStatements.has(db)) return fn();
+  const kept = new Map<string, Statement>();
+  keptStatements.set(db, kept);
+  try {
+    return fn();
+  } finally {
+    keptStatements.delete(db);
+    for (const stmt of kept.values()) stmt.free();
+  }
+}
+
+/** Runs `use` on a bound statement: a kept one (reset afterwards) inside withPreparedStatements, else a fresh one (freed). */
+function withStatement<T>(db: Database, sql: string, params: SqlValue[], use: (stmt: Statement) => T): T {
+  const kept = keptStatements.get(db);
+  let stmt = kept?.get(sql);
+  if (!stmt) {
+    stmt = db.prepare(sql);
+    kept?.set(sql, stmt);
+  }
   try {
     stmt.bind(params);
+    return use(stmt);
+  } finally {
+    if (kept) stmt.reset();
+    else stmt.free();
+  }
+}
+
+/** Runs a query and returns its rows as objects. */
+export function queryRows(db: Database, sql: string, params: SqlValue[] = []): Record<string, SqlValue>[] {
+  return withStatement(db, sql, params, (stmt) => {
     const rows: Record<string, SqlValue>[] = [];
     while (stmt.step()) rows.push(stmt.getAsObject());
     return rows;
-  } finally {
-    stmt.free();
-  }
+  });
 }
 
 /** `queryRows` with each row as an array of its columns, for large results: an object per row costs more than the row. */
 export function queryArrays(db: Database, sql: string, params: SqlValue[] = []): SqlValue[][] {
-  const stmt = db.prepare(sql);
-  try {
-    stmt.bind(params);
+  return withStatement(db, sql, params, (stmt) => {
     const rows: SqlValue[][] = [];
     while (stmt.step()) rows.push(stmt.get());
     return rows;
-  } finally {
-    stmt.free();
-  }
+  });
 }
 
 /** The first column of the first row, or undefined when there is none. */
 export function queryScalar(db: Database, sql: string, params: SqlValue[] = []): SqlValue | undefined {
-  const stmt = db.prepare(sql);
-  try {
-    stmt.bind(params);
-    return stmt.step() ? stmt.get()[0] : undefined;
-  } finally {
-    stmt.free();
-  }
+  return withStatement(db, sql, params, (stmt) => (stmt.step() ? stmt.get()[0] : undefined));
+}
+
+/** One statement with parameters, run for its effect (db.run, with the statement kept inside withPreparedStatements). */
+export function runSql(db: Database, sql: string, params: SqlValue[] = []): void {
+  withStatement(db, sql, params, (stmt) => stmt.step());
 }
 
 /** Builds a WHERE clause from optional conditions, keeping each clause beside its parameters. */

@@ -43,8 +43,16 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** `durable`: the server's own fsync on (the bench measures with it; tests do not need it). */
-export async function startPostgres(opts: { durable?: boolean } = {}): Promise<PostgresServer> {
+export interface PostgresOptions {
+  /** The server's own fsync on (the bench measures with it; tests do not need it). */
+  durable?: boolean;
+  /** TLS on (ssl=on) with this certificate and key (copied into the server's folder, readable by the server only). */
+  tls?: { cert: string; key: string };
+  /** pg_hba.conf's lines instead of initdb's (local trust, host scram-sha-256). */
+  hba?: string[];
+}
+
+export async function startPostgres(opts: PostgresOptions = {}): Promise<PostgresServer> {
   if (!postgresAvailable()) throw new Error(`PostgreSQL 15 is missing (${BIN}/initdb): apt-get install postgresql (scripts/test.sh does it)`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'recollect-pg-'));
   const data = path.join(dir, 'data');
@@ -57,11 +65,34 @@ export async function startPostgres(opts: { durable?: boolean } = {}): Promise<P
     fs.chownSync(pwfile, uid, gid);
   }
   asServerUser(path.join(BIN, 'initdb'), ['-D', data, '-U', 'postgres', '--pwfile', pwfile, '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  const owner = (file: string) => {
+    if (process.getuid?.() !== 0) return;
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    fs.chownSync(file, uid, gid);
+  };
+  let tls = '';
+  if (opts.tls) {
+    // PostgreSQL refuses a key file that others may read.
+    const cert = path.join(dir, 'server.crt');
+    const key = path.join(dir, 'server.key');
+    fs.copyFileSync(opts.tls.cert, cert);
+    fs.copyFileSync(opts.tls.key, key);
+    fs.chmodSync(key, 0o600);
+    owner(cert);
+    owner(key);
+    tls = ` -c ssl=on -c ssl_cert_file=${cert} -c ssl_key_file=${key}`;
+  }
+  if (opts.hba) {
+    const hba = path.join(data, 'pg_hba.conf');
+    fs.writeFileSync(hba, opts.hba.join('\n') + '\n');
+    owner(hba);
+  }
   const port = await freePort();
   const log = path.join(dir, 'server.log');
   // fsync off: the server's own durability is not what these tests are about, and it is slow on a shared disk.
   const fast = opts.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
-  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=60${fast}`;
+  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=60${fast}${tls}`;
   const start = () => asServerUser(path.join(BIN, 'pg_ctl'), ['-D', data, '-l', log, '-o', options, '-w', '-t', '60', 'start']);
   const stop = () => {
     try {
