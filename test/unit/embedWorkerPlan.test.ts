@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import * as core from '@energetic-ai/core';
 import { EmbeddingsModel, type EmbeddingsModelData } from '@energetic-ai/embeddings';
 import { describe, expect, it } from 'vitest';
+import { PASS } from '../../src/core/memory/semantic/embedWorker';
 import { bundledModel, LocalEmbedder } from '../../src/core/memory/semantic/localModel';
 import { transcriptFixtures } from './helpers/fixtures';
 
@@ -39,13 +40,13 @@ describe('the bundled model run by its plan', () => {
     const sample = texts();
     expect(sample.length).toBeGreaterThanOrEqual(12);
     const model = await reference();
-    // In the worker's passes of 8: a pass is padded to its longest text, which moves the low bits.
+    // In the worker's passes: a pass is padded to its longest text, which moves the low bits.
     const want: number[][] = [];
-    for (let i = 0; i < sample.length; i += 8) want.push(...(await model.embed(sample.slice(i, i + 8))));
+    for (let i = 0; i < sample.length; i += PASS) want.push(...(await model.embed(sample.slice(i, i + PASS))));
     const one = await Promise.all(sample.slice(0, 4).map((t) => model.embed([t])));
     const embedder = new LocalEmbedder(bundledModel(DIST));
     try {
-      // One request of every text: the worker runs them in passes of 8, each padded to its longest.
+      // One request of every text: the worker runs them in passes, each padded to its longest.
       const batch = await embedder.embed(sample, 120_000);
       expect(embedder.planned).toBe(true);
       expect(batch.map((v) => Array.from(v))).toEqual(want.map((v) => Array.from(Float32Array.from(v))));

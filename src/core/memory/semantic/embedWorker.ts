@@ -52,7 +52,7 @@ export type EmbedReply =
  * activations are what its wasm memory grows to (the process's peak with 1,200-character texts:
  * 229 MB at 8 a pass, 201 MB at 2, no slower), so bulk work is fed to it in passes of two.
  */
-const PASS = 2;
+export const PASS = 2;
 
 /**
  * The model's graph has two dynamic steps (TensorFlow's `Where`: which tokens fit the model's
