@@ -20,7 +20,7 @@ import { searchMemory, type SearchMemoryInput } from './searchMemory';
  * index, so a tool module sees one service.
  */
 /** Memories taken from the semantic ranking into get_context's fusion. */
-const SEMANTIC_CANDIDATES = 200;
+export const SEMANTIC_CANDIDATES = 200;
 
 export class RecallService {
   private readonly counts = new DocumentCounts();

@@ -86,6 +86,8 @@ export class LocalEmbedder implements Embedder {
   private failed: { at: number; error: string } | undefined;
   /** How long the last start took to load the model (ms), for memory_status. */
   loadMs: number | undefined;
+  /** Whether the worker runs the graph by its plan (`execute`) rather than `executeAsync` (embedWorker.ts); the bench prints it. */
+  planned: boolean | undefined;
 
   constructor(
     private readonly config: LocalModelConfig,
@@ -178,7 +180,10 @@ export class LocalEmbedder implements Embedder {
 
   private onReply(msg: EmbedReply): void {
     if ('ready' in msg) {
-      if (msg.ready) this.loadMs = msg.loadMs;
+      if (msg.ready) {
+        this.loadMs = msg.loadMs;
+        this.planned = msg.planned;
+      }
       else this.onExit(`the bundled embedding model could not load: ${msg.error}`);
       return;
     }

@@ -1,6 +1,7 @@
 import type { Store } from '../../store/store';
 import { queryRows, queryScalar, type Database } from '../../store/sqlite';
 import type { Corpus } from './semanticSchema';
+import { SignTable } from './signTable';
 import { bytesPerVector, unit } from './vectorCodec';
 
 /** One model's vectors of one corpus, back to back, one slot per key. */
@@ -19,8 +20,8 @@ interface Loaded {
   slot: Map<string, number>;
   codes: Int8Array;
   factors: Float32Array;
-  /** Each vector's signs, one bit a dimension (`dims / 32` words a vector): the coarse pass compares these. */
-  signs: Uint32Array;
+  /** Each vector's signs, one bit a dimension: the coarse pass compares these (made when `dims` is known). */
+  signs: SignTable | undefined;
 }
 
 /**
@@ -126,7 +127,7 @@ export class VectorCache {
         const own = codes.subarray(from + 4, from + per);
         m.codes.set(own, at * dims);
         m.factors[at] = view.getFloat32(from, true);
-        packSigns(own, m.signs, at * ((dims + 31) >> 5));
+        m.signs?.set(at, own);
       });
     }
     this.loaded.set(name, m);
@@ -141,7 +142,7 @@ export class VectorCache {
   heldBytes(): number {
     let bytes = 0;
     for (const m of this.loaded.values()) {
-      bytes += m.codes.byteLength + m.factors.byteLength + m.signs.byteLength + m.keyBytes;
+      bytes += m.codes.byteLength + m.factors.byteLength + (m.signs?.byteLength ?? 0) + m.keyBytes;
     }
     return bytes;
   }
@@ -151,7 +152,7 @@ export class VectorCache {
 const KEY_OVERHEAD = 64;
 
 function fresh(db: Database, gone: number): Loaded {
-  return { db, version: -1, maxId: 0, gone, dims: 0, keys: [], keyBytes: 0, slot: new Map(), codes: new Int8Array(0), factors: new Float32Array(0), signs: new Uint32Array(0) };
+  return { db, version: -1, maxId: 0, gone, dims: 0, keys: [], keyBytes: 0, slot: new Map(), codes: new Int8Array(0), factors: new Float32Array(0), signs: undefined };
 }
 
 /** Room for `count` vectors, doubling so that adding one at a time stays linear. */
@@ -162,22 +163,10 @@ function grow(m: Loaded, count: number): void {
   codes.set(m.codes);
   const factors = new Float32Array(cap);
   factors.set(m.factors);
-  const signs = new Uint32Array(cap * ((m.dims + 31) >> 5));
-  signs.set(m.signs);
   m.codes = codes;
   m.factors = factors;
-  m.signs = signs;
-}
-
-/** One bit a dimension, set where the code is positive, into `out` from word `at`. */
-function packSigns(codes: Int8Array, out: Uint32Array, at: number): void {
-  const dims = codes.length;
-  for (let w = 0, d = 0; d < dims; w++) {
-    let word = 0;
-    // (-c) >>> 31 is 1 exactly where c > 0: no branch in a loop run for every dimension of every vector.
-    for (let b = 0; b < 32 && d < dims; b++, d++) word |= (-(codes[d] as number) >>> 31) << b;
-    out[at + w] = word >>> 0;
-  }
+  m.signs ??= new SignTable(m.dims);
+  m.signs.reserve(cap);
 }
 
 /** The cosine of unit `q` with vector `i` as stored. */
@@ -191,24 +180,10 @@ function score(m: Loaded, q: Float32Array, i: number): number {
 
 /** The `pool` vectors whose signs differ from the query's in the fewest dimensions (a histogram over distances, so linear). */
 function nearestBySign(m: Loaded, q: Float32Array, pool: number): Uint32Array {
-  const words = (m.dims + 31) >> 5;
-  const qs = new Uint32Array(words);
-  for (let d = 0; d < m.dims; d++) if ((q[d] as number) > 0) qs[d >> 5] = ((qs[d >> 5] as number) | (1 << (d & 31))) >>> 0;
   const n = m.keys.length;
-  const dist = new Uint16Array(n);
+  const dist = (m.signs as SignTable).distances(q, n);
   const histogram = new Uint32Array(m.dims + 1);
-  const signs = m.signs;
-  for (let i = 0, base = 0; i < n; i++, base += words) {
-    let h = 0;
-    for (let j = 0; j < words; j++) {
-      let x = ((signs[base + j] as number) ^ (qs[j] as number)) >>> 0;
-      x -= (x >>> 1) & 0x55555555;
-      x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-      h += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-    }
-    dist[i] = h;
-    histogram[h] = (histogram[h] as number) + 1;
-  }
+  for (let i = 0; i < n; i++) histogram[dist[i] as number] = (histogram[dist[i] as number] as number) + 1;
   let cut = 0;
   for (let seen = 0; cut <= m.dims && seen + (histogram[cut] as number) < pool; cut++) seen += histogram[cut] as number;
   let count = 0;
