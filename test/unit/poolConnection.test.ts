@@ -2,14 +2,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PoolClient, type PoolStatus, type PoolTarget } from '../../src/core/pool/poolClient';
-import { setupPoolServer } from '../../src/core/pool/poolServer';
 import { PoolStateFile } from '../../src/core/pool/poolState';
 import { isRefusal } from '../../src/core/refusal';
 import type { Services } from '../../src/core/services';
 import { queryScalar } from '../../src/core/store/sqlite';
 import { poolBadge } from '../../src/host/poolBadge';
 import { makeCertificates, type TestCertificates } from './helpers/certificates';
-import { startPostgres, type PostgresServer } from './helpers/postgres';
+import { memberPassword, startPoolPostgres, type PostgresServer } from './helpers/postgres';
 import { openTemp, tempHome } from './helpers/tempStore';
 
 /**
@@ -19,7 +18,7 @@ import { openTemp, tempHome } from './helpers/tempStore';
  */
 
 const TEAM = 'core';
-const password = (user: string) => `pw-${user}`;
+const password = memberPassword;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let pg: PostgresServer;
@@ -29,16 +28,10 @@ beforeAll(async () => {
   certs = makeCertificates(tempHome('pool-certs'));
   // The administrator connects without TLS; members only through it, so a member's connection
   // that gets in at all went over TLS.
-  pg = await startPostgres({
+  pg = await startPoolPostgres([{ team: TEAM, members: ['alice', 'bob', 'carol'] }], {
     tls: { cert: certs.serverCert, key: certs.serverKey },
     hba: ['local all all trust', 'host all postgres 127.0.0.1/32 scram-sha-256', 'hostssl all all 127.0.0.1/32 scram-sha-256'],
   });
-  const admin = await pg.admin();
-  try {
-    await setupPoolServer(admin, [{ team: TEAM, members: ['alice', 'bob', 'carol'].map((user) => ({ user, password: password(user) })) }]);
-  } finally {
-    await admin.end();
-  }
 }, 60_000);
 
 afterAll(() => pg?.remove());

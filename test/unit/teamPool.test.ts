@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PoolClient } from '../../src/core/pool/poolClient';
-import { setupPoolServer } from '../../src/core/pool/poolServer';
 import { PoolStateFile } from '../../src/core/pool/poolState';
 import { joinPool } from '../../src/core/pool/poolJoin';
 import { resolvePool } from '../../src/core/pool/poolConfig';
@@ -12,27 +11,18 @@ import { isRefusal } from '../../src/core/refusal';
 import type { Services } from '../../src/core/services';
 import { queryRows, queryScalar } from '../../src/core/store/sqlite';
 import { CLI } from './helpers/mcpClient';
-import { startPostgres, type PostgresServer } from './helpers/postgres';
+import { memberPassword, startPoolPostgres, type PostgresServer } from './helpers/postgres';
 import { openTemp, tempHome } from './helpers/tempStore';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TEAM = 'core';
 const MEMBERS = ['alice', 'bob', 'carol', 'dave', 'erin'];
-const password = (user: string) => `pw-${user}`;
+const password = memberPassword;
 
 let pg: PostgresServer;
 
 beforeAll(async () => {
-  pg = await startPostgres();
-  const admin = await pg.admin();
-  try {
-    await setupPoolServer(admin, [
-      { team: TEAM, members: MEMBERS.map((user) => ({ user, password: password(user) })) },
-      { team: 'other', members: [{ user: 'mallory', password: password('mallory') }] },
-    ]);
-  } finally {
-    await admin.end();
-  }
+  pg = await startPoolPostgres([{ team: TEAM, members: MEMBERS }, { team: 'other', members: ['mallory'] }]);
 }, 60_000);
 
 afterAll(() => pg?.remove());

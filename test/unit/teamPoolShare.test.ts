@@ -6,14 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionIdOf } from '../../src/core/history/importer';
 import { PoolClient } from '../../src/core/pool/poolClient';
 import { POOL_BLOB_MAX } from '../../src/core/pool/poolBlobs';
-import { setupPoolServer } from '../../src/core/pool/poolServer';
 import { PoolStateFile } from '../../src/core/pool/poolState';
 import type { Services } from '../../src/core/services';
 import { queryRows, queryScalar } from '../../src/core/store/sqlite';
 import { checkedCall } from './helpers/checkedCall';
 import { writeClaudeSession, type Step } from './helpers/claudeTranscript';
 import { CLI } from './helpers/mcpClient';
-import { startPostgres, type PostgresServer } from './helpers/postgres';
+import { memberPassword, startPoolPostgres, type PostgresServer } from './helpers/postgres';
 import { openTemp, tempHome } from './helpers/tempStore';
 
 /**
@@ -23,19 +22,13 @@ import { openTemp, tempHome } from './helpers/tempStore';
  */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TEAM = 'core';
-const password = (user: string) => `pw-${user}`;
+const password = memberPassword;
 const WORKSPACE = '/work/demo';
 
 let pg: PostgresServer;
 
 beforeAll(async () => {
-  pg = await startPostgres();
-  const admin = await pg.admin();
-  try {
-    await setupPoolServer(admin, [{ team: TEAM, members: ['alice', 'bob', 'erin'].map((user) => ({ user, password: password(user) })) }]);
-  } finally {
-    await admin.end();
-  }
+  pg = await startPoolPostgres([{ team: TEAM, members: ['alice', 'bob', 'erin'] }]);
 }, 60_000);
 
 afterAll(() => pg?.remove());

@@ -14,27 +14,13 @@ import { rulesViewHandlers } from '../../src/host/rulesViewHandlers';
 import { joinStoreAsHost, type HostStore } from '../../src/host/storeOwnership';
 import { transcriptFixtures } from './helpers/fixtures';
 import { tempHome, WASM_PATH } from './helpers/tempStore';
+import { openFiles, rssMb } from './helpers/processInfo';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const linux = process.platform === 'linux';
 
 /** The store's own files a holder keeps open; a client window must have none of them. */
 const STORE_FILES = /\/(journal\.jsonl|store\.sqlite|journal\.lock)$/;
-
-function openFiles(pid: number): string[] {
-  const dir = `/proc/${pid}/fd`;
-  return fs.readdirSync(dir).flatMap((fd) => {
-    try {
-      return [fs.readlinkSync(path.join(dir, fd))];
-    } catch {
-      return [];
-    }
-  });
-}
-
-function rssMb(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-}
 
 /** The other window: a real process (helpers/windowChild.ts) answering the host's view handlers. */
 class OtherWindow {

@@ -4,6 +4,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
+import { setupPoolServer } from '../../../src/core/pool/poolServer';
 
 const BIN = '/usr/lib/postgresql/15/bin';
 const ADMIN_PASSWORD = 'admin-secret';
@@ -119,3 +120,17 @@ export async function startPostgres(opts: PostgresOptions = {}): Promise<Postgre
     },
   };
 }
+
+/** A started server with the pool's schema and these teams, each member's password `pw-<user>`. */
+export async function startPoolPostgres(teams: readonly { team: string; members: readonly string[] }[], opts: PostgresOptions = {}): Promise<PostgresServer> {
+  const pg = await startPostgres(opts);
+  const admin = await pg.admin();
+  try {
+    await setupPoolServer(admin, teams.map((t) => ({ team: t.team, members: t.members.map((user) => ({ user, password: memberPassword(user) })) })));
+  } finally {
+    await admin.end();
+  }
+  return pg;
+}
+
+export const memberPassword = (user: string): string => `pw-${user}`;
