@@ -1,4 +1,3 @@
-import type { Database, SqlJsStatic } from 'sql.js';
 import { ChunkReader, type ChunkResult } from './chunkReader';
 import { ChunkEviction } from './chunkEviction';
 import { ChunkSpill } from './chunkSpill';
@@ -585,28 +584,4 @@ export class PagedContents {
     this.frame.close();
     this.spill?.close();
   }
-}
-
-/**
- * Opens sql.js on paged contents: its file system stores a first write as `bytes.slice(0, n)`,
- * so it is handed a carrier array of the database's size (allocated, never touched, so no memory
- * is faulted in) whose whole-range slice answers with the contents. Returns undefined when sql.js
- * did not take them (it then holds a zeroed file, which the caller must not use).
- */
-export function adoptPaged(SQL: SqlJsStatic, contents: PagedContents): Database | undefined {
-  let taken = false;
-  const carrier = new Uint8Array(contents.size);
-  Object.defineProperty(carrier, 'slice', {
-    value(start?: number, end?: number): unknown {
-      if ((start ?? 0) === 0 && (end ?? contents.size) === contents.size) {
-        taken = true;
-        return contents;
-      }
-      return Uint8Array.prototype.slice.call(carrier, start, end);
-    },
-  });
-  const db = new SQL.Database(carrier);
-  if (taken) return db;
-  db.close();
-  return undefined;
 }
