@@ -10,6 +10,7 @@ import { poolBadge } from '../../src/host/poolBadge';
 import { makeCertificates, type TestCertificates } from './helpers/certificates';
 import { memberPassword, startPoolPostgres, type PostgresServer } from './helpers/postgres';
 import { openTemp, tempHome } from './helpers/tempStore';
+import { waitUntil } from './helpers/poolMachines';
 
 /**
  * How a machine reaches the pool: TLS when the URL asks for it (against a server with ssl=on and
@@ -19,7 +20,6 @@ import { openTemp, tempHome } from './helpers/tempStore';
 
 const TEAM = 'core';
 const password = memberPassword;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let pg: PostgresServer;
 let certs: TestCertificates;
@@ -72,14 +72,6 @@ async function machine(target: Omit<PoolTarget, 'team'>, options: { batchSize?: 
 
 function tlsUrl(user: string, query: string): string {
   return `${pg.url(user)}?${query}`;
-}
-
-async function until(what: string, test: () => boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!test()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 async function sslOfConnections(user: string): Promise<boolean[]> {
@@ -168,16 +160,16 @@ describe('the status bar, from the real state of a live client', () => {
     const writer = await machine({ url: tlsUrl('alice', ca), password: password('alice') });
     const reader = await machine({ url: tlsUrl('bob', ca), password: password('bob') }, { batchSize: 5 });
     reader.pool.start();
-    await until('the reader connected', () => reader.pool.current.state === 'connected');
+    await waitUntil('the reader connected', () => reader.pool.current.state === 'connected');
     expect(poolBadge(reader.pool.current).text).toBe(`$(cloud) ${TEAM}`);
 
     pg.stop();
-    await until('the reader offline', () => reader.pool.current.state === 'offline');
+    await waitUntil('the reader offline', () => reader.pool.current.state === 'offline');
     expect(poolBadge(reader.pool.current).text).toBe(`$(cloud-offline) ${TEAM}: offline`);
     expect(poolBadge(reader.pool.current).tooltip).toMatch(/out of reach/);
 
     pg.start();
-    await until('the reader back', () => reader.pool.current.state === 'connected', 30_000);
+    await waitUntil('the reader back', () => reader.pool.current.state === 'connected', 30_000);
     await reader.pool.stop();
 
     // 23 operations the reader has not pulled: in batches of 5 it is behind by 23, 18, … 3, then level.

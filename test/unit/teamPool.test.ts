@@ -3,16 +3,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PoolClient } from '../../src/core/pool/poolClient';
 import { PoolStateFile } from '../../src/core/pool/poolState';
 import { joinPool } from '../../src/core/pool/poolJoin';
 import { resolvePool } from '../../src/core/pool/poolConfig';
 import { isRefusal } from '../../src/core/refusal';
-import type { Services } from '../../src/core/services';
 import { queryRows, queryScalar } from '../../src/core/store/sqlite';
 import { CLI } from './helpers/mcpClient';
 import { memberPassword, startPoolPostgres, type PostgresServer } from './helpers/postgres';
 import { openTemp, tempHome } from './helpers/tempStore';
+import { closeMachines, exited, poolMachine, waitUntil, type Machine } from './helpers/poolMachines';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TEAM = 'core';
@@ -27,25 +26,8 @@ beforeAll(async () => {
 
 afterAll(() => pg?.remove());
 
-interface Machine {
-  user: string;
-  home: string;
-  services: Services;
-  pool: PoolClient;
-}
-
-async function machine(user: string, home = tempHome(`pool-${user}`), now?: () => number): Promise<Machine> {
-  const services = await openTemp(home, now);
-  const state = new PoolStateFile(home);
-  const pool = new PoolClient(services.store, { url: pg.url(user), team: TEAM, password: password(user) }, state, { pollMs: 50, maxRetryMs: 500 });
-  return { user, home, services, pool };
-}
-
-async function close(...ms: Machine[]): Promise<void> {
-  for (const m of ms) {
-    await m.pool.stop();
-    m.services.store.close();
-  }
+function machine(user: string, home = tempHome(`pool-${user}`), now?: () => number): Promise<Machine> {
+  return poolMachine(pg, TEAM, user, home, { ...(now ? { now } : {}), client: { pollMs: 50, maxRetryMs: 500 } });
 }
 
 function teamFacts(m: Machine): { id: string; object: string; current: boolean }[] {
@@ -54,14 +36,6 @@ function teamFacts(m: Machine): { id: string; object: string; current: boolean }
 
 function count(m: Machine, sql: string): number {
   return Number(queryScalar(m.services.store.db, sql));
-}
-
-async function until(what: string, test: () => boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!test()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 function write(m: Machine, label: string, i: number, scope = `team:${TEAM}`) {
@@ -110,7 +84,7 @@ describe('team pool over a real PostgreSQL', () => {
         await admin.end();
       }
     } finally {
-      await close(a, b);
+      await closeMachines(a, b);
     }
   }, 60_000);
 
@@ -132,7 +106,7 @@ describe('team pool over a real PostgreSQL', () => {
       const retrieved = (m: Machine) => m.services.memory.retrieve({ subject: 'release train', include_history: true, scope: `team:${TEAM}` });
       expect(retrieved(b)).toEqual(retrieved(a));
     } finally {
-      await close(a, b);
+      await closeMachines(a, b);
     }
   }, 60_000);
 
@@ -144,7 +118,7 @@ describe('team pool over a real PostgreSQL', () => {
         for (let i = 0; i < 12; i++) await write(m, `five-${m.user}`, i);
       }));
       const total = 12 * ms.length;
-      await until('every store to hold every write', () => ms.every((m) => count(m, "SELECT count(*) FROM facts WHERE subject LIKE 'five-%'") === total), 30_000);
+      await waitUntil('every store to hold every write', () => ms.every((m) => count(m, "SELECT count(*) FROM facts WHERE subject LIKE 'five-%'") === total), 30_000);
       const ids = teamFacts(ms[0] as Machine).filter((f) => f.id).map((f) => f.id);
       for (const m of ms) {
         expect(teamFacts(m).map((f) => f.id)).toEqual(ids);
@@ -152,7 +126,7 @@ describe('team pool over a real PostgreSQL', () => {
         expect(count(m, "SELECT count(*) FROM notes WHERE text LIKE 'five-%'")).toBe(total);
       }
     } finally {
-      await close(...ms);
+      await closeMachines(...ms);
     }
   }, 90_000);
 
@@ -174,7 +148,7 @@ describe('team pool over a real PostgreSQL', () => {
       expect(m.pool.current.state).toBe('refused');
       expect(count(m, 'SELECT count(*) FROM pool_applied')).toBe(0);
     } finally {
-      await close(m);
+      await closeMachines(m);
     }
     // Straight at the table, row-level security shows mallory none of the team's rows.
     const direct = new Client({ connectionString: `postgres://mallory:${password('mallory')}@127.0.0.1:${pg.port}/postgres` });
@@ -193,26 +167,26 @@ describe('team pool over a real PostgreSQL', () => {
       a.pool.start();
       b.pool.start();
       await write(a, 'before-stop', 0);
-      await until('the first write to reach b', () => count(b, "SELECT count(*) FROM facts WHERE subject = 'before-stop-0'") === 1);
+      await waitUntil('the first write to reach b', () => count(b, "SELECT count(*) FROM facts WHERE subject = 'before-stop-0'") === 1);
       pg.stop();
       for (let i = 0; i < 10; i++) {
         await write(a, 'offline-a', i);
         await write(b, 'offline-b', i);
       }
-      await until('both to see the server gone', () => a.pool.current.state === 'offline' && b.pool.current.state === 'offline', 15_000);
+      await waitUntil('both to see the server gone', () => a.pool.current.state === 'offline' && b.pool.current.state === 'offline', 15_000);
       // Offline, each store still answers from itself.
       expect(count(a, "SELECT count(*) FROM facts WHERE subject LIKE 'offline-a-%'")).toBe(10);
       expect(count(a, "SELECT count(*) FROM facts WHERE subject LIKE 'offline-b-%'")).toBe(0);
       await sleep(1500);
       pg.start();
       const both = "SELECT count(*) FROM facts WHERE subject LIKE 'offline-%'";
-      await until('both to catch up after the restart', () => count(a, both) === 20 && count(b, both) === 20, 30_000);
-      await until('both to report connected', () => a.pool.current.state === 'connected' && b.pool.current.state === 'connected');
+      await waitUntil('both to catch up after the restart', () => count(a, both) === 20 && count(b, both) === 20, 30_000);
+      await waitUntil('both to report connected', () => a.pool.current.state === 'connected' && b.pool.current.state === 'connected');
       const offlineIds = (m: Machine) => queryRows(m.services.store.db, "SELECT id FROM facts WHERE subject LIKE 'offline-%' ORDER BY id").map((r) => String(r.id));
       expect(offlineIds(b)).toEqual(offlineIds(a));
       expect(count(a, "SELECT count(DISTINCT id) FROM facts WHERE subject LIKE 'offline-%'")).toBe(20);
     } finally {
-      await close(a, b);
+      await closeMachines(a, b);
     }
   }, 90_000);
 
@@ -234,7 +208,7 @@ describe('team pool over a real PostgreSQL', () => {
     try {
       // A push killed after some batches committed and before the last.
       const push = cliChild(homeA, 'erin');
-      await untilAsync('the push to be under way', async () => (await onServer()) > 0);
+      await waitUntil('the push to be under way', async () => (await onServer()) > 0, 30_000);
       push.kill('SIGKILL');
       await exited(push);
       const partial = await onServer();
@@ -250,7 +224,7 @@ describe('team pool over a real PostgreSQL', () => {
       const pull = cliChild(homeB, 'bob');
       const journal = path.join(homeB, 'journal.jsonl');
       // Two batches seen: the kill may tear the line being written (it is then skipped), never the one before.
-      await untilAsync('the pull to be under way', async () => fs.existsSync(journal) && fs.readFileSync(journal, 'utf8').split('"op":"pool.pulled"').length > 2);
+      await waitUntil('the pull to be under way', async () => fs.existsSync(journal) && fs.readFileSync(journal, 'utf8').split('"op":"pool.pulled"').length > 2, 30_000);
       pull.kill('SIGKILL');
       await exited(pull);
       const halfway = await openTemp(homeB);
@@ -287,18 +261,7 @@ function cliChild(home: string, user: string) {
   return spawn(process.execPath, [CLI, 'pool', 'sync', '--batch', '25'], { env: cliEnv(home, user), stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-function exited(child: ReturnType<typeof spawn>): Promise<number | null> {
-  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
-}
-
 async function cliRun(home: string, user: string): Promise<number | null> {
   return exited(spawn(process.execPath, [CLI, 'pool', 'sync'], { env: cliEnv(home, user), stdio: ['ignore', 'ignore', 'inherit'] }));
 }
 
-async function untilAsync(what: string, test: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await test())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}

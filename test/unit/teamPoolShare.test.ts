@@ -4,7 +4,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionIdOf } from '../../src/core/history/importer';
-import { PoolClient } from '../../src/core/pool/poolClient';
 import { POOL_BLOB_MAX } from '../../src/core/pool/poolBlobs';
 import { PoolStateFile } from '../../src/core/pool/poolState';
 import type { Services } from '../../src/core/services';
@@ -14,13 +13,13 @@ import { writeClaudeSession, type Step } from './helpers/claudeTranscript';
 import { CLI } from './helpers/mcpClient';
 import { memberPassword, startPoolPostgres, type PostgresServer } from './helpers/postgres';
 import { openTemp, tempHome } from './helpers/tempStore';
+import { closeMachines, exited, poolMachine, waitUntil, type Machine } from './helpers/poolMachines';
 
 /**
  * What has no memory scope of its own (error fixes, chapter archives with their plans, rule
  * proposals) travels through the team pool once a person marks it for the team, with chapters'
  * blobs beside it; what was not marked never leaves, and approvals stay per machine.
  */
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TEAM = 'core';
 const password = memberPassword;
 const WORKSPACE = '/work/demo';
@@ -33,24 +32,8 @@ beforeAll(async () => {
 
 afterAll(() => pg?.remove());
 
-interface Machine {
-  user: string;
-  home: string;
-  services: Services;
-  pool: PoolClient;
-}
-
-async function machine(user: string, home = tempHome(`share-${user}`)): Promise<Machine> {
-  const services = await openTemp(home);
-  const pool = new PoolClient(services.store, { url: pg.url(user), team: TEAM, password: password(user) }, new PoolStateFile(home));
-  return { user, home, services, pool };
-}
-
-async function close(...ms: Machine[]): Promise<void> {
-  for (const m of ms) {
-    await m.pool.stop();
-    m.services.store.close();
-  }
+function machine(user: string, home = tempHome(`share-${user}`)): Promise<Machine> {
+  return poolMachine(pg, TEAM, user, home);
 }
 
 /** `recollect pool share core errors,chapters,rules`, as a person runs it. */
@@ -207,7 +190,7 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
       expect(await b.pool.sync()).toEqual({ pushed: 0, pulled: 0 });
       expect(count(b, "SELECT times_recorded FROM errors WHERE scope = 'team:core' AND symptom LIKE 'vitest%'")).toBe(2);
     } finally {
-      await close(a, b);
+      await closeMachines(a, b);
     }
   }, 120_000);
 
@@ -230,7 +213,7 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
     const onServer = async () => Number((await serverRows("SELECT count(*) AS n FROM recollect.ops WHERE body LIKE '%Kite %'"))[0]!.n);
     // One continue per push transaction, so the kill lands between blobs already committed and the next.
     const push = spawn(process.execPath, [CLI, 'pool', 'sync', '--batch', '1'], { env: cliEnv(homeA, 'erin'), stdio: ['ignore', 'ignore', 'inherit'] });
-    await untilAsync('the push to be under way', async () => (await onServer()) > 0);
+    await waitUntil('the push to be under way', async () => (await onServer()) > 0, 60_000, 10);
     push.kill('SIGKILL');
     await exited(push);
     const partial = await onServer();
@@ -258,7 +241,7 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
     const homeB = tempHome('share-kill-b');
     const pull = spawn(process.execPath, [CLI, 'pool', 'sync', '--batch', '1'], { env: cliEnv(homeB, 'bob'), stdio: ['ignore', 'ignore', 'inherit'] });
     const journal = path.join(homeB, 'journal.jsonl');
-    await untilAsync('the pull to be under way', async () => fs.existsSync(journal) && fs.readFileSync(journal, 'utf8').split('"op":"chapters.shared"').length > 3);
+    await waitUntil('the pull to be under way', async () => fs.existsSync(journal) && fs.readFileSync(journal, 'utf8').split('"op":"chapters.shared"').length > 3, 60_000, 10);
     pull.kill('SIGKILL');
     await exited(pull);
     const halfway = await openTemp(homeB);
@@ -277,7 +260,7 @@ describe('sharing error fixes, chapters, plans and rule proposals through the te
       for (const sha of expected) expect(createHash('sha256').update(b.services.store.blobs.get(sha) ?? '').digest('hex')).toBe(sha);
       expect(count(b, 'SELECT count(*) FROM pool_applied')).toBe(count(b, 'SELECT count(DISTINCT op_id) FROM pool_applied'));
     } finally {
-      await close(b);
+      await closeMachines(b);
     }
   }, 180_000);
 });
@@ -286,14 +269,3 @@ function cliEnv(home: string, user: string): NodeJS.ProcessEnv {
   return { ...process.env, RECOLLECT_HOME: home, RECOLLECT_POOL_URL: pg.url(user), RECOLLECT_POOL_TEAM: TEAM, PGPASSWORD: password(user) };
 }
 
-function exited(child: ReturnType<typeof spawn>): Promise<number | null> {
-  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
-}
-
-async function untilAsync(what: string, test: () => Promise<boolean>, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await test())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
