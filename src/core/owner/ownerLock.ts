@@ -97,28 +97,53 @@ export class OwnerLock {
 
   /**
    * Removes the claim of a process that no longer runs, or that runs but was judged not to
-   * serve (`force`, a reused pid). Re-reads just before removing, so a claim freshly taken by
-   * a live peer is left alone.
+   * serve (`force`, a reused pid). Every client sees a killed owner's socket close at the same
+   * instant, so several judge its claim dead together; the re-read and the removal happen under
+   * a breaker file made with O_EXCL, or one of them could remove the claim another had just
+   * created in its place and both would own the store. False when another process is breaking
+   * the claim right now: the caller tries again, and the create decides.
    */
   removeIfDead(force = false): boolean {
     const text = this.read();
     if (text === undefined) return true; // gone already: the create decides
-    if (text === '') return this.ownerlessTooLong() && this.read() === '' && (removeQuietly(this.file), true);
-    const holder = this.holder();
-    const dead = force || !holder || !Number.isInteger(holder.pid) || holder.pid <= 0 || (holder.host === os.hostname() && !processAlive(holder.pid));
-    if (!dead) return false;
-    if (this.read() !== text) return false;
-    removeQuietly(this.file);
-    return true;
+    if (text === '') {
+      if (!this.ownerlessTooLong()) return false;
+    } else {
+      const holder = this.holder();
+      const dead = force || !holder || !Number.isInteger(holder.pid) || holder.pid <= 0 || (holder.host === os.hostname() && !processAlive(holder.pid));
+      if (!dead) return false;
+    }
+    return this.whileBreaking(() => {
+      const now = this.read();
+      if (now === undefined) return true;
+      if (now !== text) return false; // a live peer claimed it meanwhile
+      removeQuietly(this.file);
+      return true;
+    });
+  }
+
+  private whileBreaking(remove: () => boolean): boolean {
+    const breaker = `${this.file}.break`;
+    let fd: number;
+    try {
+      fd = fs.openSync(breaker, 'wx', FILE_MODE);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // Held for microseconds; one this old was left by a process killed while holding it.
+      if (ageMs(breaker) > OWNERLESS_STALE_MS) removeQuietly(breaker);
+      return false;
+    }
+    fs.closeSync(fd);
+    try {
+      return remove();
+    } finally {
+      removeQuietly(breaker);
+    }
   }
 
   /** Created but never written: a claimant killed between create and write, once it is this old. */
   private ownerlessTooLong(): boolean {
-    try {
-      return Date.now() - fs.statSync(this.file).mtimeMs > OWNERLESS_STALE_MS;
-    } catch {
-      return true;
-    }
+    return ageMs(this.file) > OWNERLESS_STALE_MS;
   }
 
   private read(): string | undefined {
@@ -127,5 +152,14 @@ export class OwnerLock {
     } catch {
       return undefined;
     }
+  }
+}
+
+/** How long ago a file was last written; infinite when it is gone. */
+function ageMs(file: string): number {
+  try {
+    return Date.now() - fs.statSync(file).mtimeMs;
+  } catch {
+    return Number.POSITIVE_INFINITY;
   }
 }
