@@ -155,17 +155,15 @@ export class ChunkEviction {
   private grow(i: number): void {
     if (i < this.part.length) return;
     const size = Math.max(i + 1, this.part.length * 2, 64);
-    const part = new Uint8Array(size);
-    part.set(this.part);
-    this.part = part;
-    const used = new Uint8Array(size);
-    used.set(this.used);
-    this.used = used;
-    const arrivedAt = new Float64Array(size);
-    arrivedAt.set(this.arrivedAt);
-    this.arrivedAt = arrivedAt;
-    const droppedAt = new Float64Array(size);
-    droppedAt.set(this.droppedAt);
-    this.droppedAt = droppedAt;
+    this.part = grown(this.part, new Uint8Array(size));
+    this.used = grown(this.used, new Uint8Array(size));
+    this.arrivedAt = grown(this.arrivedAt, new Float64Array(size));
+    this.droppedAt = grown(this.droppedAt, new Float64Array(size));
   }
+}
+
+/** `larger` holding `old`'s values at their indexes. */
+function grown<T extends Uint8Array | Float64Array>(old: T, larger: T): T {
+  larger.set(old);
+  return larger;
 }
