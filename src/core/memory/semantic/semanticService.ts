@@ -311,6 +311,7 @@ export class SemanticService {
     this.closed = true;
     if (this.poller) clearInterval(this.poller);
     this.embedder?.close();
+    this.vectors.close();
   }
 
   private remaining(corpora: readonly Corpus[]): number {
