@@ -122,9 +122,10 @@ describe('the kept vectors', () => {
     expect(held).toBeLessThanOrEqual(count * 152 + 0.2 * MB);
     // Their bytes and keys are in a scratch file of this process, beside the store.
     const scratch = fs.readdirSync(home).filter((f) => f.startsWith(`vectors.tmp-${process.pid}-`));
-    // One for the service's cache, one for the test's.
-    expect(scratch).toHaveLength(2);
-    expect(fs.statSync(path.join(home, scratch[0]!)).size).toBeGreaterThanOrEqual(count * (4 + DIMS));
+    // Records and signs, for the service's cache and for the test's.
+    expect(scratch).toHaveLength(4);
+    for (const f of scratch.filter((name) => name.endsWith('memory'))) expect(fs.statSync(path.join(home, f)).size).toBeGreaterThanOrEqual(count * (4 + DIMS));
+    for (const f of scratch.filter((name) => name.endsWith('signs'))) expect(fs.statSync(path.join(home, f)).size).toBe(count * 64);
   });
 
   it('rank as the sign pass and exact rescoring did with every vector in memory', () => {
@@ -147,11 +148,27 @@ describe('the kept vectors', () => {
         expect(scanAll.ordered(config.model, 'memory', q, 20)).toEqual(byCosine(storedVectors(), unit(q)));
       }
       // Each cache has a scratch file of its own.
-      expect(fs.readdirSync(home).filter((f) => f.startsWith(`vectors.tmp-${process.pid}-`))).toHaveLength(3);
+      expect(fs.readdirSync(home).filter((f) => f.startsWith(`vectors.tmp-${process.pid}-`))).toHaveLength(6);
     } finally {
       scanAll.close();
     }
-    expect(fs.readdirSync(home).filter((f) => f.startsWith(`vectors.tmp-${process.pid}-`))).toHaveLength(2);
+    expect(fs.readdirSync(home).filter((f) => f.startsWith(`vectors.tmp-${process.pid}-`))).toHaveLength(4);
+  });
+
+  it('page the signs past what a corpus keeps in memory, ranking the same', () => {
+    const paged = new VectorCache(s.store, { coarseFrom: 4_000, rescore: 1_000, residentSigns: 1_000 });
+    try {
+      expect(paged.size(config.model, 'memory')).toBe(count);
+      for (const text of QUERIES) {
+        const q = Float32Array.from(vectorOf(text));
+        for (const want of [10, 800]) expect(paged.ordered(config.model, 'memory', q, want)).toEqual(cache.ordered(config.model, 'memory', q, want));
+      }
+      // A block of 1,000 signs and the key slots: the signs of the rest are in their file.
+      expect(paged.heldBytes()).toBeLessThan(cache.heldBytes() / 2);
+      expect(paged.heldBytes()).toBeLessThanOrEqual(count * 24 + 0.2 * MB);
+    } finally {
+      paged.close();
+    }
   });
 
   it('leave no scratch file once the store is closed', () => {

@@ -7,10 +7,11 @@ import { bytesPerVector, unit } from './vectorCodec';
 import { VectorRecords } from './vectorRecords';
 
 /**
- * One model's vectors of one corpus. Memory holds what the first pass of a ranking reads for
- * every vector, the signs (64 bytes for 512 dimensions), and which slot holds which key; each
- * vector's exact bytes and its key are a record in a scratch file (vectorRecords.ts), read for
- * the candidates only.
+ * One model's vectors of one corpus. Memory holds which slot holds which key, and the signs the
+ * first pass of a ranking reads for every vector (64 bytes for 512 dimensions) up to
+ * `residentSigns` of them; past that the signs are read from a scratch file a block at a time.
+ * Each vector's exact bytes and its key are a record in another scratch file (vectorRecords.ts),
+ * read for the candidates only.
  */
 interface Loaded {
   db: Database;
@@ -26,10 +27,17 @@ interface Loaded {
   /** Keys too long for a record's room (RecordLayout), by slot. */
   longKeys: Map<number, string>;
   longKeyBytes: number;
-  /** Each vector's signs, one bit a dimension: the coarse pass compares these (made when `dims` is known). */
+  /**
+   * Each vector's signs, one bit a dimension: the coarse pass compares these (made when `dims`
+   * is known). Once paged, a table of SIGN_BLOCK slots that each block of `signFile` is loaded into.
+   */
   signs: SignTable | undefined;
-  /** Records made but not yet written: slots `pendingFrom` on, back to back. */
+  paged: boolean;
+  /** Every vector's signs as the table packs them, by slot. */
+  signFile: VectorRecords | undefined;
+  /** Records and signs made but not yet written: slots `pendingFrom` on, back to back. */
   pending: Uint8Array[];
+  pendingSigns: Uint8Array[];
   pendingFrom: number;
 }
 
@@ -41,10 +49,16 @@ interface Loaded {
 export const COARSE_FROM = 4_000;
 export const RESCORE = 1_000;
 
-/** When a ranking takes the sign pass, and how many it rescores (tests make both small). */
+/** Signs a corpus keeps in memory (16 MB at 512 dimensions); past this many they are paged from their file. */
+export const RESIDENT_SIGNS = 262_144;
+/** Slots of signs the paged pass reads and compares at a time (4 MB at 512 dimensions). */
+const SIGN_BLOCK = 65_536;
+
+/** When a ranking takes the sign pass, how many it rescores, and how many signs stay in memory (tests make them small). */
 export interface RankingOptions {
   coarseFrom: number;
   rescore: number;
+  residentSigns?: number;
 }
 
 export interface Ranked {
@@ -68,6 +82,11 @@ export class VectorCache {
     store.onClose(() => this.close());
   }
 
+  /** Slots of signs a paged pass compares at a time: never more than a corpus keeps in memory. */
+  private get signBlock(): number {
+    return Math.min(SIGN_BLOCK, this.ranking.residentSigns ?? RESIDENT_SIGNS);
+  }
+
   /** How many keys of `corpus` have a vector of `model`. */
   size(model: string, corpus: Corpus): number {
     return this.sync(model, corpus)?.slots.count ?? 0;
@@ -85,7 +104,7 @@ export class VectorCache {
     const q = unit(query);
     const n = m.slots.count;
     const pool = Math.max(this.ranking.rescore, want * 4);
-    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySign(m, q, pool) : everyIndex(n);
+    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySign(m, q, pool, this.signBlock) : everyIndex(n);
     const layout = layoutOf(m.dims);
     const bytes = m.records.read(candidates);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -104,7 +123,10 @@ export class VectorCache {
 
   /** Removes the scratch files: the cache is not used again. */
   close(): void {
-    for (const m of this.loaded.values()) m.records?.close();
+    for (const m of this.loaded.values()) {
+      m.records?.close();
+      m.signFile?.close();
+    }
     this.loaded.clear();
     this.store.reserveMemory('vectors', 0);
   }
@@ -120,7 +142,8 @@ export class VectorCache {
     if (had && had.db === db && had.gone === gone) m = had;
     else {
       had?.records?.reset();
-      m = fresh(db, gone, had?.records);
+      had?.signFile?.reset();
+      m = fresh(db, gone, had?.records, had?.signFile);
     }
     m.version = version;
     // One row per blob, its keys and positions as JSON arrays: reading 70,000 rows one by one
@@ -142,7 +165,12 @@ export class VectorCache {
           m.records.close();
           m.records = undefined;
         }
+        if (m.signFile && m.signFile.recordBytes !== m.signs.stride) {
+          m.signFile.close();
+          m.signFile = undefined;
+        }
         m.records ??= new VectorRecords(layoutOf(dims).bytes, [this.store.home], `vectors.tmp-${process.pid}-${++scratchFiles}${corpus}`);
+        m.signFile ??= new VectorRecords(m.signs.stride, [this.store.home], `vectors.tmp-${process.pid}-${++scratchFiles}${corpus}signs`);
       }
       if (dims !== m.dims) continue; // a model whose size changed: only the first size is ranked
       const blob = this.store.blobs.get(String(g.blob));
@@ -158,8 +186,18 @@ export class VectorCache {
         let at = m.slots.get(key);
         if (at === undefined) {
           at = m.slots.add(key);
-          (m.signs as SignTable).reserve(m.slots.count);
+          // Every earlier vector's signs are queued for their file already: from here the table holds one block at a time.
+          if (!m.paged && m.slots.count > (this.ranking.residentSigns ?? RESIDENT_SIGNS)) {
+            m.paged = true;
+            m.signs = new SignTable(dims);
+            m.signs.reserve(this.signBlock);
+          }
         }
+        const table = m.signs as SignTable;
+        // A paged table is a block's scratch: the vector's signs are packed in its first slot.
+        const signAt = m.paged ? 0 : at;
+        if (!m.paged) table.reserve(m.slots.count);
+        table.set(signAt, codes.subarray(from + 4, from + per));
         const record = new Uint8Array(layout.bytes);
         record.set(blob.subarray(from, from + per), 0);
         const utf8 = Buffer.from(key, 'utf8');
@@ -172,8 +210,7 @@ export class VectorCache {
           if (!m.longKeys.has(at)) m.longKeyBytes += KEY_OVERHEAD + 2 * key.length;
           m.longKeys.set(at, key);
         }
-        put(m, at, record);
-        m.signs?.set(at, codes.subarray(from + 4, from + per));
+        put(m, at, record, table.packed(signAt));
       });
     }
     flush(m);
@@ -190,7 +227,7 @@ export class VectorCache {
   heldBytes(): number {
     let bytes = 0;
     for (const m of this.loaded.values()) {
-      bytes += (m.signs?.byteLength ?? 0) + m.slots.byteLength + m.longKeyBytes + (m.records?.heldBytes ?? 0);
+      bytes += (m.signs?.byteLength ?? 0) + m.slots.byteLength + m.longKeyBytes + (m.records?.heldBytes ?? 0) + (m.signFile?.heldBytes ?? 0);
     }
     return bytes;
   }
@@ -220,26 +257,30 @@ function layoutOf(dims: number): RecordLayout {
   return { bytes: keyAt + 1 + KEY_ROOM, keyAt, keyRoom: KEY_ROOM };
 }
 
-function fresh(db: Database, gone: number, records: VectorRecords | undefined): Loaded {
+function fresh(db: Database, gone: number, records: VectorRecords | undefined, signFile: VectorRecords | undefined): Loaded {
   const m: Loaded = {
     db, version: -1, maxId: 0, gone, dims: 0,
     slots: new KeySlots((slot) => keyAtSlot(m, slot)),
-    records, longKeys: new Map(), longKeyBytes: 0, signs: undefined, pending: [], pendingFrom: 0,
+    records, longKeys: new Map(), longKeyBytes: 0, signs: undefined, paged: false, signFile,
+    pending: [], pendingSigns: [], pendingFrom: 0,
   };
   return m;
 }
 
-/** Queues slot `at`'s record; consecutive new slots go out in one write. */
-function put(m: Loaded, at: number, record: Uint8Array): void {
+/** Queues slot `at`'s record and signs; consecutive new slots go out in one write. */
+function put(m: Loaded, at: number, record: Uint8Array, signs: Uint8Array): void {
   if (m.pending.length && (at !== m.pendingFrom + m.pending.length || m.pending.length >= WRITE_RECORDS)) flush(m);
   if (!m.pending.length) m.pendingFrom = at;
   m.pending.push(record);
+  m.pendingSigns.push(signs);
 }
 
 function flush(m: Loaded): void {
-  if (!m.pending.length || !m.records) return;
+  if (!m.pending.length || !m.records || !m.signFile) return;
   m.records.write(m.pendingFrom, Buffer.concat(m.pending));
+  m.signFile.write(m.pendingFrom, Buffer.concat(m.pendingSigns));
   m.pending = [];
+  m.pendingSigns = [];
 }
 
 /** The key in slot `at`, read back from its record (the key-to-slot arrays check a hash match with it). */
@@ -265,9 +306,9 @@ function score(codes: Int8Array, at: number, dims: number, q: Float32Array): num
 }
 
 /** The `pool` vectors whose signs differ from the query's in the fewest dimensions (a histogram over distances, so linear). */
-function nearestBySign(m: Loaded, q: Float32Array, pool: number): Uint32Array {
+function nearestBySign(m: Loaded, q: Float32Array, pool: number, block: number): Uint32Array {
   const n = m.slots.count;
-  const dist = (m.signs as SignTable).distances(q, n);
+  const dist = m.paged ? pagedDistances(m, q, n, block) : (m.signs as SignTable).distances(q, n);
   const histogram = new Uint32Array(m.dims + 1);
   for (let i = 0; i < n; i++) histogram[dist[i] as number] = (histogram[dist[i] as number] as number) + 1;
   let cut = 0;
@@ -282,5 +323,18 @@ function nearestBySign(m: Loaded, q: Float32Array, pool: number): Uint32Array {
 function everyIndex(n: number): Uint32Array {
   const out = new Uint32Array(n);
   for (let i = 0; i < n; i++) out[i] = i;
+  return out;
+}
+
+/** The distances of every vector, its signs read from their file and compared a block at a time. */
+function pagedDistances(m: Loaded, q: Float32Array, n: number, block: number): Uint16Array {
+  const table = m.signs as SignTable;
+  const file = m.signFile as VectorRecords;
+  const out = new Uint16Array(n);
+  for (let from = 0; from < n; from += block) {
+    const count = Math.min(block, n - from);
+    table.load(0, file.readRange(from, count));
+    out.set(table.distances(q, count), from);
+  }
   return out;
 }

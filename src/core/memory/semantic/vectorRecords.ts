@@ -81,6 +81,15 @@ export class VectorRecords {
     return out;
   }
 
+  /** Records `from` to `from + count - 1`, back to back. */
+  readRange(from: number, count: number): Uint8Array {
+    const per = this.recordBytes;
+    if (this.fd === undefined) return (this.memory ?? new Uint8Array(0)).slice(from * per, (from + count) * per);
+    const out = new Uint8Array(count * per);
+    readFully(this.fd, out, from * per);
+    return out;
+  }
+
   /** Drops every record (the next writes start over). */
   reset(): void {
     if (this.fd !== undefined) fs.ftruncateSync(this.fd, 0);
