@@ -218,7 +218,7 @@ function embeddingsStatus(state: SemanticState, progress: IndexProgress | undefi
   return {
     provider: state.provider,
     model: state.model,
-    ...(state.provider === 'endpoint' ? { endpoint: state.source } : { model_dir: state.source }),
+    ...(state.provider === 'endpoint' ? { endpoint: state.source } : { model_dir: state.source, loaded: state.loaded === true }),
     ...(progress ? { indexed: progress.indexed, total: progress.total, not_embedded: progress.total - progress.indexed, memory: progress.memory, history: progress.history, indexing: progress.indexing } : {}),
     ...(progress?.error ? { error: progress.error } : {}),
     ...(progress?.paused ? { paused: progress.paused } : {}),

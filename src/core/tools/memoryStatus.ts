@@ -53,7 +53,7 @@ const output = z.object({
     compaction: z.string().optional(),
   }),
   warnings: z.array(z.string()),
-  embeddings: z.union([embeddingsState.extend({ endpoint: z.string().nullable() }), embeddingsState.extend({ model_dir: z.string().nullable() })]).optional(),
+  embeddings: z.union([embeddingsState.extend({ endpoint: z.string().nullable() }), embeddingsState.extend({ model_dir: z.string().nullable(), loaded: z.boolean() })]).optional(),
   semantic: z.boolean(),
   semantic_reason: z.string().nullable(),
   notes: z.number(),

@@ -21,5 +21,11 @@ export interface Embedder {
    * Throws with a reason a person can act on.
    */
   embed(texts: readonly string[], timeoutMs: number, priority?: boolean): Promise<Float32Array[]>;
+  /**
+   * The bundled model only: whether its thread holds the model now, and whether it was stopped
+   * for being idle (it starts again at the next embed).
+   */
+  readonly loaded?: boolean;
+  readonly stopped?: boolean;
   close(): void;
 }

@@ -19,6 +19,8 @@ export interface LocalModelConfig {
     modelDir: string;
     /** TensorFlow.js's wasm binaries. */
     wasmDir: string;
+    /** How long the thread waits with nothing to do before it stops (MODEL_IDLE_MS; tests shorten it). */
+    idleMs?: number;
   };
 }
 
@@ -44,6 +46,12 @@ export const LOCAL_MAX_CHARS = 1200;
 const BULK_CHUNK = 8;
 /** After the worker failed to start, this long passes before it is tried again. */
 const RETRY_MS = 60_000;
+/**
+ * The worker stops once it has had nothing to do for this long (indexing done, no query), and
+ * gives its memory back to the chunk cache; the next text to embed starts it again, and that
+ * one waits for the model to load (about a second on a quiet machine).
+ */
+export const MODEL_IDLE_MS = 60_000;
 
 /**
  * The worker's own JS heap. TensorFlow.js keeps tensors in its wasm memory, so the heap holds
@@ -70,8 +78,9 @@ interface Pending {
 
 /**
  * The bundled model in a worker thread, so embedding never blocks the thread that answers
- * tool calls. The worker starts at the first embed and is unref'd: it never keeps a process
- * alive. Requests go one at a time; a query goes ahead of queued bulk chunks.
+ * tool calls. The worker starts at the first embed, stops after MODEL_IDLE_MS with nothing to
+ * do, and is unref'd: it never keeps a process alive. Requests go one at a time; a query goes
+ * ahead of queued bulk chunks.
  */
 export class LocalEmbedder implements Embedder {
   readonly model = LOCAL_MODEL;
@@ -88,12 +97,27 @@ export class LocalEmbedder implements Embedder {
   loadMs: number | undefined;
   /** Whether the worker runs the graph by its plan (`execute`) rather than `executeAsync` (embedWorker.ts); the bench prints it. */
   planned: boolean | undefined;
+  /** Whether the model has loaded in the running worker. */
+  private ready = false;
+  /** Times the worker was stopped for being idle (started again by the next embed). */
+  idleStops = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly config: LocalModelConfig,
     /** Told what the model holds while its thread runs, and 0 when it stops (the store's budget counts it). */
     private readonly holding: (bytes: number) => void = () => undefined,
   ) {}
+
+  /** Whether the model is loaded now (its thread runs and has loaded it). */
+  get loaded(): boolean {
+    return this.worker !== undefined && this.ready;
+  }
+
+  /** The thread was stopped for being idle, not by a failure: it starts again on the next embed. */
+  get stopped(): boolean {
+    return this.worker === undefined && this.failed === undefined && this.idleStops > 0;
+  }
 
   get source(): string {
     return this.config.local.modelDir;
@@ -117,7 +141,9 @@ export class LocalEmbedder implements Embedder {
   close(): void {
     const w = this.worker;
     this.worker = undefined;
+    this.ready = false;
     this.fail(new Error('the embedding model was closed'));
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     if (w) this.holding(0);
     void w?.terminate();
   }
@@ -145,7 +171,13 @@ export class LocalEmbedder implements Embedder {
   }
 
   private pump(): void {
-    if (this.inFlight || !this.queue.length) return;
+    if (this.inFlight) return;
+    if (!this.queue.length) {
+      this.armIdle();
+      return;
+    }
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     const worker = this.start();
     if (!worker) {
       this.fail(new Error(this.failed?.error ?? 'the bundled embedding model could not start'));
@@ -155,6 +187,26 @@ export class LocalEmbedder implements Embedder {
     const id = this.nextId++;
     this.inFlight = { id, job };
     worker.postMessage({ id, texts: job.texts });
+  }
+
+  /** Stops the worker once nothing has been asked of it for `idleMs`. */
+  private armIdle(): void {
+    if (!this.worker) return;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      const w = this.worker;
+      if (!w || this.inFlight || this.queue.length) return;
+      // Its listeners go first: this exit is not a failure, and the next embed starts a new thread.
+      w.removeAllListeners();
+      w.on('error', () => undefined);
+      this.worker = undefined;
+      this.ready = false;
+      this.idleStops++;
+      this.holding(0);
+      void w.terminate();
+    }, this.config.local.idleMs ?? MODEL_IDLE_MS);
+    this.idleTimer.unref();
   }
 
   private start(): Worker | undefined {
@@ -183,6 +235,7 @@ export class LocalEmbedder implements Embedder {
       if (msg.ready) {
         this.loadMs = msg.loadMs;
         this.planned = msg.planned;
+        this.ready = true;
       }
       else this.onExit(`the bundled embedding model could not load: ${msg.error}`);
       return;
@@ -202,6 +255,7 @@ export class LocalEmbedder implements Embedder {
     const w = this.worker;
     if (!w) return;
     this.worker = undefined;
+    this.ready = false;
     this.failed = { at: performance.now(), error: reason };
     this.holding(0);
     void w.terminate();

@@ -38,6 +38,8 @@ export interface SemanticState {
   provider: 'local' | 'endpoint' | null;
   /** The endpoint's URL, or the bundled model's folder. */
   source: string | null;
+  /** The bundled model: whether its thread holds it now (it stops when idle); null for an endpoint. */
+  loaded: boolean | null;
 }
 
 export interface BackfillOutcome {
@@ -138,14 +140,19 @@ export class SemanticService {
   /** What is known now, without calling the model. */
   state(): SemanticState {
     const e = this.embedder;
-    if (!e) return { semantic: false, reason: this.missingReason ?? 'no embedding model is configured', model: null, provider: null, source: null };
+    if (!e) return { semantic: false, reason: this.missingReason ?? 'no embedding model is configured', model: null, provider: null, source: null, loaded: null };
     const error = this.lastProbe?.error;
-    return { semantic: error === undefined, reason: error ?? null, model: e.model, provider: e.provider, source: e.source };
+    return { semantic: error === undefined, reason: error ?? null, model: e.model, provider: e.provider, source: e.source, loaded: e.loaded ?? null };
   }
 
-  /** Asks the model for one vector (at most once a minute), so `semantic` says whether it can answer now. */
+  /**
+   * Asks the model for one vector (at most once a minute), so `semantic` says whether it can
+   * answer now. A bundled model stopped for being idle after it answered is not started again
+   * for this: its last answer stands, and the next search starts it.
+   */
   async probe(): Promise<SemanticState> {
-    if (this.embedder && (!this.lastProbe || this.store.now - this.lastProbe.at > PROBE_TTL_MS)) {
+    const idle = this.embedder?.stopped === true && this.lastProbe?.error === undefined;
+    if (this.embedder && !idle && (!this.lastProbe || this.store.now - this.lastProbe.at > PROBE_TTL_MS)) {
       await this.embedQuery('recollect probe', PROBE_TIMEOUT_MS);
     }
     return this.state();
@@ -311,6 +318,7 @@ export class SemanticService {
     this.closed = true;
     if (this.poller) clearInterval(this.poller);
     this.embedder?.close();
+    this.vectors.close();
   }
 
   private remaining(corpora: readonly Corpus[]): number {

@@ -46,6 +46,16 @@ export class SignTable {
     packSigns(codes, out);
   }
 
+  /** A copy of vector `at`'s signs as packed here (`stride` bytes), for `load`. */
+  packed(at: number): Uint8Array {
+    return new Uint8Array(this.memory.buffer, SIGNS_AT + at * this.stride, this.stride).slice();
+  }
+
+  /** Vectors' signs as `packed` gives them, back to back, into slots `at` on (room made by `reserve`). */
+  load(at: number, packed: Uint8Array): void {
+    new Uint8Array(this.memory.buffer, SIGNS_AT + at * this.stride, packed.byteLength).set(packed);
+  }
+
   /**
    * The Hamming distance from the signs of `query` to each of the first `n` vectors'. The
    * array is a view of scratch memory, valid until the next call.

@@ -1,10 +1,18 @@
 import type { Store } from '../../store/store';
 import { queryRows, queryScalar, type Database } from '../../store/sqlite';
 import type { Corpus } from './semanticSchema';
+import { KeySlots } from './keySlots';
 import { SignTable } from './signTable';
 import { bytesPerVector, unit } from './vectorCodec';
+import { VectorRecords } from './vectorRecords';
 
-/** One model's vectors of one corpus, back to back, one slot per key. */
+/**
+ * One model's vectors of one corpus. Memory holds which slot holds which key, and the signs the
+ * first pass of a ranking reads for every vector (64 bytes for 512 dimensions) up to
+ * `residentSigns` of them; past that the signs are read from a scratch file a block at a time.
+ * Each vector's exact bytes and its key are a record in another scratch file (vectorRecords.ts),
+ * read for the candidates only.
+ */
 interface Loaded {
   db: Database;
   /** The store version this reflects (`Store.version`): unchanged means nothing to read. */
@@ -14,14 +22,23 @@ interface Loaded {
   /** `embeddings_gone` when loaded: a change means some key lost its vector. */
   gone: number;
   dims: number;
-  keys: string[];
-  /** What `keys` and `slot` hold, estimated (heldBytes). */
-  keyBytes: number;
-  slot: Map<string, number>;
-  codes: Int8Array;
-  factors: Float32Array;
-  /** Each vector's signs, one bit a dimension: the coarse pass compares these (made when `dims` is known). */
+  slots: KeySlots;
+  records: VectorRecords | undefined;
+  /** Keys too long for a record's room (RecordLayout), by slot. */
+  longKeys: Map<number, string>;
+  longKeyBytes: number;
+  /**
+   * Each vector's signs, one bit a dimension: the coarse pass compares these (made when `dims`
+   * is known). Once paged, a table of SIGN_BLOCK slots that each block of `signFile` is loaded into.
+   */
   signs: SignTable | undefined;
+  paged: boolean;
+  /** Every vector's signs as the table packs them, by slot. */
+  signFile: VectorRecords | undefined;
+  /** Records and signs made but not yet written: slots `pendingFrom` on, back to back. */
+  pending: Uint8Array[];
+  pendingSigns: Uint8Array[];
+  pendingFrom: number;
 }
 
 /**
@@ -32,10 +49,16 @@ interface Loaded {
 export const COARSE_FROM = 4_000;
 export const RESCORE = 1_000;
 
-/** When a ranking takes the sign pass, and how many it rescores (tests make both small). */
+/** Signs a corpus keeps in memory (16 MB at 512 dimensions); past this many they are paged from their file. */
+export const RESIDENT_SIGNS = 262_144;
+/** Slots of signs the paged pass reads and compares at a time (4 MB at 512 dimensions). */
+const SIGN_BLOCK = 65_536;
+
+/** When a ranking takes the sign pass, how many it rescores, and how many signs stay in memory (tests make them small). */
 export interface RankingOptions {
   coarseFrom: number;
   rescore: number;
+  residentSigns?: number;
 }
 
 export interface Ranked {
@@ -44,10 +67,10 @@ export interface Ranked {
 }
 
 /**
- * The kept vectors in memory, read from the blobs once and then only as they change: rows
- * past the highest id seen are added (a key embedded again overwrites its slot), and a key
- * that lost its vector, the only change ids do not show, makes the next use read everything
- * again. A new database object (a rebuild, a compaction's swap) also reads everything.
+ * The kept vectors, read from the blobs once and then only as they change: rows past the
+ * highest id seen are added (a key embedded again overwrites its slot), and a key that lost its
+ * vector, the only change ids do not show, makes the next use read everything again. A new
+ * database object (a rebuild, a compaction's swap) also reads everything.
  */
 export class VectorCache {
   private loaded = new Map<string, Loaded>();
@@ -55,11 +78,18 @@ export class VectorCache {
   constructor(
     private readonly store: Store,
     private readonly ranking: RankingOptions = { coarseFrom: COARSE_FROM, rescore: RESCORE },
-  ) {}
+  ) {
+    store.onClose(() => this.close());
+  }
+
+  /** Slots of signs a paged pass compares at a time: never more than a corpus keeps in memory. */
+  private get signBlock(): number {
+    return Math.min(SIGN_BLOCK, this.ranking.residentSigns ?? RESIDENT_SIGNS);
+  }
 
   /** How many keys of `corpus` have a vector of `model`. */
   size(model: string, corpus: Corpus): number {
-    return this.sync(model, corpus)?.keys.length ?? 0;
+    return this.sync(model, corpus)?.slots.count ?? 0;
   }
 
   /**
@@ -70,17 +100,35 @@ export class VectorCache {
    */
   ordered(model: string, corpus: Corpus, query: Float32Array, want: number): Ranked[] {
     const m = this.sync(model, corpus);
-    if (!m || m.dims !== query.length || want <= 0) return [];
+    if (!m || !m.records || m.dims !== query.length || want <= 0) return [];
     const q = unit(query);
-    const n = m.keys.length;
+    const n = m.slots.count;
     const pool = Math.max(this.ranking.rescore, want * 4);
-    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySign(m, q, pool) : everyIndex(n);
+    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySign(m, q, pool, this.signBlock) : everyIndex(n);
+    const layout = layoutOf(m.dims);
+    const bytes = m.records.read(candidates);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const codes = new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const sims = new Float64Array(candidates.length);
-    for (let j = 0; j < candidates.length; j++) sims[j] = score(m, q, candidates[j] as number);
-    const keys = m.keys;
+    const keys: string[] = new Array<string>(candidates.length);
+    for (let j = 0; j < candidates.length; j++) {
+      const at = j * layout.bytes;
+      sims[j] = score(codes, at + 4, m.dims, q) * view.getFloat32(at, true);
+      keys[j] = keyOf(m, bytes, at, layout, candidates[j] as number);
+    }
     const order = Array.from(candidates.keys());
-    order.sort((a, b) => (sims[b] as number) - (sims[a] as number) || ((keys[candidates[a] as number] as string) < (keys[candidates[b] as number] as string) ? -1 : 1));
-    return order.map((j) => ({ key: keys[candidates[j] as number] as string, similarity: sims[j] as number }));
+    order.sort((a, b) => (sims[b] as number) - (sims[a] as number) || ((keys[a] as string) < (keys[b] as string) ? -1 : 1));
+    return order.map((j) => ({ key: keys[j] as string, similarity: sims[j] as number }));
+  }
+
+  /** Removes the scratch files: the cache is not used again. */
+  close(): void {
+    for (const m of this.loaded.values()) {
+      m.records?.close();
+      m.signFile?.close();
+    }
+    this.loaded.clear();
+    this.store.reserveMemory('vectors', 0);
   }
 
   private sync(model: string, corpus: Corpus): Loaded | undefined {
@@ -90,7 +138,13 @@ export class VectorCache {
     const had = this.loaded.get(name);
     if (had && had.db === db && had.version === version) return had;
     const gone = Number(queryScalar(db, 'SELECT n FROM embeddings_gone') ?? 0);
-    const m = had && had.db === db && had.gone === gone ? had : fresh(db, gone);
+    let m: Loaded;
+    if (had && had.db === db && had.gone === gone) m = had;
+    else {
+      had?.records?.reset();
+      had?.signFile?.reset();
+      m = fresh(db, gone, had?.records, had?.signFile);
+    }
     m.version = version;
     // One row per blob, its keys and positions as JSON arrays: reading 70,000 rows one by one
     // costs sql.js seconds, the grouped read a fraction. A key has one row at a time (the
@@ -104,84 +158,157 @@ export class VectorCache {
     for (const g of groups) {
       m.maxId = Math.max(m.maxId, Number(g.max_id));
       const dims = Number(g.dims);
-      if (!m.dims) m.dims = dims;
+      if (!m.dims) {
+        m.dims = dims;
+        m.signs = new SignTable(dims);
+        if (m.records && m.records.recordBytes !== layoutOf(dims).bytes) {
+          m.records.close();
+          m.records = undefined;
+        }
+        if (m.signFile && m.signFile.recordBytes !== m.signs.stride) {
+          m.signFile.close();
+          m.signFile = undefined;
+        }
+        m.records ??= new VectorRecords(layoutOf(dims).bytes, [this.store.home], `vectors.tmp-${process.pid}-${++scratchFiles}${corpus}`);
+        m.signFile ??= new VectorRecords(m.signs.stride, [this.store.home], `vectors.tmp-${process.pid}-${++scratchFiles}${corpus}signs`);
+      }
       if (dims !== m.dims) continue; // a model whose size changed: only the first size is ranked
       const blob = this.store.blobs.get(String(g.blob));
       if (!blob) continue;
       const keys = JSON.parse(String(g.keys)) as string[];
       const idxs = JSON.parse(String(g.idxs)) as number[];
-      const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
-      const codes = new Int8Array(blob.buffer, blob.byteOffset, blob.byteLength);
+      const layout = layoutOf(dims);
       const per = bytesPerVector(dims);
+      const codes = new Int8Array(blob.buffer, blob.byteOffset, blob.byteLength);
       keys.forEach((key, j) => {
         const from = (idxs[j] as number) * per;
         if (from + per > blob.byteLength) return;
-        let at = m.slot.get(key);
+        let at = m.slots.get(key);
         if (at === undefined) {
-          at = m.keys.length;
-          m.keys.push(key);
-          m.keyBytes += KEY_OVERHEAD + 2 * key.length;
-          m.slot.set(key, at);
-          grow(m, m.keys.length);
+          at = m.slots.add(key);
+          // Every earlier vector's signs are queued for their file already: from here the table holds one block at a time.
+          if (!m.paged && m.slots.count > (this.ranking.residentSigns ?? RESIDENT_SIGNS)) {
+            m.paged = true;
+            m.signs = new SignTable(dims);
+            m.signs.reserve(this.signBlock);
+          }
         }
-        const own = codes.subarray(from + 4, from + per);
-        m.codes.set(own, at * dims);
-        m.factors[at] = view.getFloat32(from, true);
-        m.signs?.set(at, own);
+        const table = m.signs as SignTable;
+        // A paged table is a block's scratch: the vector's signs are packed in its first slot.
+        const signAt = m.paged ? 0 : at;
+        if (!m.paged) table.reserve(m.slots.count);
+        table.set(signAt, codes.subarray(from + 4, from + per));
+        const record = new Uint8Array(layout.bytes);
+        record.set(blob.subarray(from, from + per), 0);
+        const utf8 = Buffer.from(key, 'utf8');
+        if (utf8.byteLength <= layout.keyRoom) {
+          record[layout.keyAt] = utf8.byteLength;
+          record.set(utf8, layout.keyAt + 1);
+          if (m.longKeys.delete(at)) m.longKeyBytes -= KEY_OVERHEAD + 2 * key.length;
+        } else {
+          record[layout.keyAt] = LONG_KEY;
+          if (!m.longKeys.has(at)) m.longKeyBytes += KEY_OVERHEAD + 2 * key.length;
+          m.longKeys.set(at, key);
+        }
+        put(m, at, record, table.packed(signAt));
       });
     }
+    flush(m);
     this.loaded.set(name, m);
     this.store.reserveMemory('vectors', this.heldBytes());
     return m;
   }
 
   /**
-   * What the kept vectors hold: their arrays as allocated (capacity doubles), and for each key
-   * its string, its array slot and its map entry (an estimate of V8's sizes: KEY_OVERHEAD).
+   * What the kept vectors hold in this process: the signs' wasm memory, the key-to-slot arrays
+   * (capacity doubles), the keys too long for a record (an estimate of V8's sizes:
+   * KEY_OVERHEAD), and the records themselves only where no scratch file could be written.
    */
   heldBytes(): number {
     let bytes = 0;
     for (const m of this.loaded.values()) {
-      bytes += m.codes.byteLength + m.factors.byteLength + (m.signs?.byteLength ?? 0) + m.keyBytes;
+      bytes += (m.signs?.byteLength ?? 0) + m.slots.byteLength + m.longKeyBytes + (m.records?.heldBytes ?? 0) + (m.signFile?.heldBytes ?? 0);
     }
     return bytes;
   }
 }
 
-/** Per kept key beside its characters (2 bytes each): the string's header, its array slot, its map entry. */
+/** Scratch files made so far by this process: each cache's must have a name of its own. */
+let scratchFiles = 0;
+
+/** Per key kept in memory beside its characters (2 bytes each): the string's header and its map entry. */
 const KEY_OVERHEAD = 64;
+/** A record's key length that says the key is too long for it and kept in memory. */
+const LONG_KEY = 255;
+/** Bytes a record keeps for its key (UTF-8); `entry:<path>#<hash>` and `chunk:<file>:<seq>` fit unless the path is long. */
+const KEY_ROOM = 123;
+/** Records gathered before one write: a first load writes tens of thousands of records. */
+const WRITE_RECORDS = 512;
 
-function fresh(db: Database, gone: number): Loaded {
-  return { db, version: -1, maxId: 0, gone, dims: 0, keys: [], keyBytes: 0, slot: new Map(), codes: new Int8Array(0), factors: new Float32Array(0), signs: undefined };
+/** A record: the vector as stored (factor, codes: vectorCodec.ts), the key's length in bytes, the key. */
+interface RecordLayout {
+  bytes: number;
+  keyAt: number;
+  keyRoom: number;
 }
 
-/** Room for `count` vectors, doubling so that adding one at a time stays linear. */
-function grow(m: Loaded, count: number): void {
-  if (m.factors.length >= count) return;
-  const cap = Math.max(1024, m.factors.length * 2, count);
-  const codes = new Int8Array(cap * m.dims);
-  codes.set(m.codes);
-  const factors = new Float32Array(cap);
-  factors.set(m.factors);
-  m.codes = codes;
-  m.factors = factors;
-  m.signs ??= new SignTable(m.dims);
-  m.signs.reserve(cap);
+function layoutOf(dims: number): RecordLayout {
+  const keyAt = bytesPerVector(dims);
+  return { bytes: keyAt + 1 + KEY_ROOM, keyAt, keyRoom: KEY_ROOM };
 }
 
-/** The cosine of unit `q` with vector `i` as stored. */
-function score(m: Loaded, q: Float32Array, i: number): number {
-  const dims = m.dims;
-  const codes = m.codes;
+function fresh(db: Database, gone: number, records: VectorRecords | undefined, signFile: VectorRecords | undefined): Loaded {
+  const m: Loaded = {
+    db, version: -1, maxId: 0, gone, dims: 0,
+    slots: new KeySlots((slot) => keyAtSlot(m, slot)),
+    records, longKeys: new Map(), longKeyBytes: 0, signs: undefined, paged: false, signFile,
+    pending: [], pendingSigns: [], pendingFrom: 0,
+  };
+  return m;
+}
+
+/** Queues slot `at`'s record and signs; consecutive new slots go out in one write. */
+function put(m: Loaded, at: number, record: Uint8Array, signs: Uint8Array): void {
+  if (m.pending.length && (at !== m.pendingFrom + m.pending.length || m.pending.length >= WRITE_RECORDS)) flush(m);
+  if (!m.pending.length) m.pendingFrom = at;
+  m.pending.push(record);
+  m.pendingSigns.push(signs);
+}
+
+function flush(m: Loaded): void {
+  if (!m.pending.length || !m.records || !m.signFile) return;
+  m.records.write(m.pendingFrom, Buffer.concat(m.pending));
+  m.signFile.write(m.pendingFrom, Buffer.concat(m.pendingSigns));
+  m.pending = [];
+  m.pendingSigns = [];
+}
+
+/** The key in slot `at`, read back from its record (the key-to-slot arrays check a hash match with it). */
+function keyAtSlot(m: Loaded, at: number): string {
+  flush(m);
+  const layout = layoutOf(m.dims);
+  const bytes = (m.records as VectorRecords).read(Uint32Array.of(at));
+  return keyOf(m, bytes, 0, layout, at);
+}
+
+function keyOf(m: Loaded, bytes: Uint8Array, at: number, layout: RecordLayout, slot: number): string {
+  const length = bytes[at + layout.keyAt] as number;
+  if (length === LONG_KEY) return m.longKeys.get(slot) as string;
+  const from = at + layout.keyAt + 1;
+  return Buffer.from(bytes.buffer, bytes.byteOffset + from, length).toString('utf8');
+}
+
+/** The dot product of unit `q` with the `dims` codes from `at`. */
+function score(codes: Int8Array, at: number, dims: number, q: Float32Array): number {
   let dot = 0;
-  for (let d = 0, base = i * dims; d < dims; d++) dot += (codes[base + d] as number) * (q[d] as number);
-  return dot * (m.factors[i] as number);
+  for (let d = 0; d < dims; d++) dot += (codes[at + d] as number) * (q[d] as number);
+  return dot;
 }
 
 /** The `pool` vectors whose signs differ from the query's in the fewest dimensions (a histogram over distances, so linear). */
-function nearestBySign(m: Loaded, q: Float32Array, pool: number): Uint32Array {
-  const n = m.keys.length;
-  const dist = (m.signs as SignTable).distances(q, n);
+function nearestBySign(m: Loaded, q: Float32Array, pool: number, block: number): Uint32Array {
+  const n = m.slots.count;
+  const dist = m.paged ? pagedDistances(m, q, n, block) : (m.signs as SignTable).distances(q, n);
   const histogram = new Uint32Array(m.dims + 1);
   for (let i = 0; i < n; i++) histogram[dist[i] as number] = (histogram[dist[i] as number] as number) + 1;
   let cut = 0;
@@ -196,5 +323,18 @@ function nearestBySign(m: Loaded, q: Float32Array, pool: number): Uint32Array {
 function everyIndex(n: number): Uint32Array {
   const out = new Uint32Array(n);
   for (let i = 0; i < n; i++) out[i] = i;
+  return out;
+}
+
+/** The distances of every vector, its signs read from their file and compared a block at a time. */
+function pagedDistances(m: Loaded, q: Float32Array, n: number, block: number): Uint16Array {
+  const table = m.signs as SignTable;
+  const file = m.signFile as VectorRecords;
+  const out = new Uint16Array(n);
+  for (let from = 0; from < n; from += block) {
+    const count = Math.min(block, n - from);
+    table.load(0, file.readRange(from, count));
+    out.set(table.distances(q, count), from);
+  }
   return out;
 }
