@@ -7,7 +7,7 @@ import { tempHome, WASM_PATH } from './helpers/tempStore';
 
 const DIST = path.resolve(__dirname, '../../dist');
 const MB = 1024 * 1024;
-/** Short, so the test sees the thread stop; the product waits a minute (MODEL_IDLE_MS). */
+/** Short, so the test sees the thread stop; the product waits five minutes (MODEL_IDLE_MS). */
 const IDLE_MS = 1_500;
 
 const NOTES = [

@@ -49,9 +49,11 @@ const RETRY_MS = 60_000;
 /**
  * The worker stops once it has had nothing to do for this long (indexing done, no query), and
  * gives its memory back to the chunk cache; the next text to embed starts it again, and that
- * one waits for the model to load (about a second on a quiet machine).
+ * one waits for the model to load (one to three seconds). Five minutes, not one: a person
+ * reading a reply or an agent running a long build leaves minutes between tool calls, and each
+ * of those pauses would otherwise make the next call wait for the load.
  */
-export const MODEL_IDLE_MS = 60_000;
+export const MODEL_IDLE_MS = 5 * 60_000;
 
 /**
  * The worker's own JS heap. TensorFlow.js keeps tensors in its wasm memory, so the heap holds
