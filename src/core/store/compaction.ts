@@ -160,6 +160,8 @@ export class Compactor {
       child.once('error', (err) => settle(() => reject(err)));
       child.once('exit', (code, signal) => {
         if (this.child?.process === child) this.child = undefined;
+        // A child killed midway leaves its spill files (named by its pid, now dead): they go now, not at the next open.
+        if (signal) removeDeadTemps(path.dirname(request.snapshotFile));
         settle(() => reject(new Error(this.closed ? 'stopped because the store closed' : `the compaction process exited (${signal ?? `code ${code}`}) without an answer`)));
       });
       child.send(request);
