@@ -19,6 +19,13 @@ import { copyInTableOrder } from './tableOrderCopy';
  */
 export const COMPACT_CHUNK_BYTES = 256 * 1024;
 
+/**
+ * The source's part of the job's chunk cache; the copy gets the rest. The copy is written in
+ * order, one b-tree after another, so what it reads again is little more than the chunk being
+ * filled; the source is read one table at a time, and each table's pages are spread through it.
+ */
+const SOURCE_SHARE = 0.75;
+
 /** Which file was compacted: a rename over the path gives a new inode, so this tells a replaced snapshot from ours. */
 export interface FileIdentity {
   dev: number;
@@ -63,8 +70,8 @@ export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
  * journal offset as the source.
  *
  * Both files are paged as the store's own database is (pagedContents.ts): the source is read on
- * demand from its snapshot's chunks, the copy starts empty, and each keeps at most half of
- * `cacheBytes` decompressed; chunks written past that (the source's merged index, most of the
+ * demand from its snapshot's chunks, the copy starts empty, and they share `cacheBytes` of
+ * decompressed chunks (SOURCE_SHARE); chunks written past that (the source's merged index, most of the
  * copy) go to a private spill file each (chunkSpill.ts). The copy is then written out chunk by
  * chunk, compressed and hashed one at a time (snapshotWriter.ts). So the process holds Node,
  * sql.js and the two caches whatever the database's size (compactionPeakBytes), and the disk
@@ -88,7 +95,7 @@ export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, ou
   const after = fs.statSync(snapshotFile);
   let damage: Error | undefined;
   const onDamage = (err: Error) => (damage ??= err);
-  const { db: source, dbFile } = DatabaseFile.open(SQL, snapshotFile, opened, onDamage, cacheBytes / 2);
+  const { db: source, dbFile } = DatabaseFile.open(SQL, snapshotFile, opened, onDamage, cacheBytes * SOURCE_SHARE);
   // A checkpoint renamed over the path while we opened it: it may be either file, so give up.
   if (!opened || !sameIdentity(identityOf(before), identityOf(after))) {
     source.close();
@@ -109,7 +116,7 @@ export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, ou
     ftsTables = queryRows(source, "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts4%' ORDER BY name").map((r) => String(r.name));
     for (const table of ftsTables) source.exec(`INSERT INTO "${table}"("${table}") VALUES ('optimize')`);
     phase('optimize');
-    copy = new PagedContents(PagedFrame.none(out, chunkBytes), onDamage, undefined, cacheBytes / 2, tempBeside(snapshotFile));
+    copy = new PagedContents(PagedFrame.none(out, chunkBytes), onDamage, undefined, cacheBytes * (1 - SOURCE_SHARE), tempBeside(snapshotFile));
     copy.set(emptyDatabase(SQL, pageSize, Number(queryScalar(source, 'PRAGMA auto_vacuum'))), 0);
     databaseBytesAfter = copyInto(SQL, copy, fileOf(source));
     if (damage) throw damage;
