@@ -12,7 +12,7 @@ import { tempHome, WASM_PATH } from './helpers/tempStore';
 
 const WORKER = path.resolve(__dirname, '../../dist/compactWorker.js');
 const MB = 1024 * 1024;
-/** The child's chunk caches together (half each for the source and the copy): the database below is several times this. */
+/** The chunk cache the child shares between the source and the copy: the database below is several times its size. */
 const CACHE = 16 * MB;
 /** The process budget the child must stay under with that cache (compactionPeakBytes says what it needs). */
 const BUDGET = 200 * MB;
