@@ -5,8 +5,9 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * What SQLite's VACUUM INTO does, done by hand so that its output can be a file sql.js lets us
- * page (VACUUM INTO only writes a file it creates itself, which sql.js's in-memory file system
- * grows by reallocate-and-copy, all of it in memory): `db`'s main database, empty and of the
+ * page (VACUUM INTO needs an empty file, and sql.js's in-memory file system turns an empty file's
+ * first write into a plain array that it grows by reallocate-and-copy, all of it in memory, with
+ * no way in for paged contents): `db`'s main database, empty and of the
  * source's page size, gets every table of the database attached as `from` b-tree by b-tree, in
  * the same steps and order as sqlite3RunVacuum (tables and indexes created first, then each
  * table's rows, then the rows of sqlite_schema that own no b-tree: virtual tables, views,
