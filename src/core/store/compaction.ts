@@ -21,19 +21,23 @@ export interface CompactionRecord {
 
 /** Below this the whole database decompresses in a few dozen milliseconds: nothing to gain. */
 export const COMPACT_MIN_BYTES = 16 * 1024 * 1024;
-/** Growth since the last compaction that makes the next one worth its cost (seconds, two copies in memory). */
+/** Growth since the last compaction that makes the next one worth its cost (seconds of work, and the database twice over on disk meanwhile). */
 export const COMPACT_GROWTH = 0.25;
 const RECORD = 'store.compaction.json';
 
 /**
- * What the compaction's process holds at its peak for a database of this size: Node and sql.js,
- * the vacuumed copy in sql.js's in-memory file and its export, each the database's size (the
- * source is read through the bounded chunk cache). sql.js exposes no file system through which
- * the copy could be written out as it is made, so a compaction that would not fit the memory
- * budget is not run (Store.compact says so).
+ * What the compaction's process holds at its peak, whatever the database's size: the chunk
+ * caches of the source and of the copy (`cacheBytes` between them, compactionJob.ts), and
+ * besides them Node with sql.js (~55 MB) and what the job churns through before the collector
+ * frees it (chunk buffers, compressed chunks, SQLite's own heap). The fixed part is measured:
+ * 123 MB over a 16 MB cache on a 116 MB database (test/unit/compactionBudget.test.ts checks
+ * it), 143–152 MB over 154 MB and 16 MB caches on a 176 MB one, rounded up. A budget below this skips
+ * compaction (Store.compact says so).
  */
-export function compactionPeakBytes(databaseBytes: number): number {
-  return 96 * 1024 * 1024 + 2.2 * databaseBytes;
+export const COMPACTION_FIXED_BYTES = 160 * 1024 * 1024;
+
+export function compactionPeakBytes(cacheBytes: number): number {
+  return COMPACTION_FIXED_BYTES + cacheBytes;
 }
 
 export interface CompactorOptions {
@@ -43,7 +47,7 @@ export interface CompactorOptions {
   workerPath: string;
   /** Smallest database worth compacting (default COMPACT_MIN_BYTES). */
   minBytes?: number;
-  /** The chunk cache the child reads the source through (memoryBudget.ts). */
+  /** The chunk cache the child holds, shared by the source and the copy (memoryBudget.ts). */
   cacheBytes?: number;
   lock: FileLock;
   now: () => number;
@@ -131,9 +135,14 @@ export class Compactor {
 
   private inChild(request: CompactionRequest, background: boolean): Promise<{ file: CompactedFile; childMaxRss: number }> {
     return new Promise((resolve, reject) => {
-      // A process, not a thread: the job's two database copies never count against the owner
+      // A process, not a thread: the job's caches and churn never count against the owner
       // (the extension host, in VS Code), and `--expose-gc` is the child's flag, not the owner's.
-      const child = fork(this.options.workerPath, [], { execArgv: ['--expose-gc'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      // MALLOC_MMAP_THRESHOLD_: glibc's malloc gives each chunk buffer (256 KB) its own mapping,
+      // returned to the system when the buffer is freed; by default it soon takes them from its
+      // heap instead, which keeps every freed one resident (measured: ~80 MB more at the peak on a
+      // 176 MB database). Other C libraries ignore the variable.
+      const env = { ...process.env, MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
+      const child = fork(this.options.workerPath, [], { execArgv: ['--expose-gc'], env, serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
       if (background) {
         child.unref();
         child.channel?.unref();
@@ -151,6 +160,8 @@ export class Compactor {
       child.once('error', (err) => settle(() => reject(err)));
       child.once('exit', (code, signal) => {
         if (this.child?.process === child) this.child = undefined;
+        // A child killed midway leaves its spill files (named by its pid, now dead): they go now, not at the next open.
+        if (signal) removeDeadTemps(path.dirname(request.snapshotFile));
         settle(() => reject(new Error(this.closed ? 'stopped because the store closed' : `the compaction process exited (${signal ?? `code ${code}`}) without an answer`)));
       });
       child.send(request);

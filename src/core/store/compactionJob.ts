@@ -1,10 +1,14 @@
 import * as fs from 'node:fs';
 import type { SqlJsStatic } from 'sql.js';
-import { DatabaseFile } from './databaseFile';
-import { encodePagedSync } from './pagedFrame';
+import { adoptPaged, DatabaseFile } from './databaseFile';
+import { tempBeside } from './durableFile';
+import { removeQuietly } from './fileWrites';
+import { PagedContents } from './pagedContents';
+import { PagedFrame } from './pagedFrame';
+import { writeCaptureSync } from './pagedSnapshot';
 import { openSnapshot } from './snapshot';
 import { queryRows, queryScalar } from './sqlite';
-import { FILE_MODE, removeQuietly, writeFully } from './fileWrites';
+import { copyInTableOrder } from './tableOrderCopy';
 
 /**
  * Chunk size of a compacted snapshot (the frame records it; checkpoints keep it). Once tables lie
@@ -14,6 +18,13 @@ import { FILE_MODE, removeQuietly, writeFully } from './fileWrites';
  * 66.0 MB; 256 KB 60 = 15 MB, 71.4 MB; 128 KB 80 = 10 MB, 74.9 MB, with more cost per MB.
  */
 export const COMPACT_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * The source's part of the job's chunk cache; the copy gets the rest. The copy is written in
+ * order, one b-tree after another, so what it reads again is little more than the chunk being
+ * filled; the source is read one table at a time, and each table's pages are spread through it.
+ */
+const SOURCE_SHARE = 0.75;
 
 /** Which file was compacted: a rename over the path gives a new inode, so this tells a replaced snapshot from ours. */
 export interface FileIdentity {
@@ -34,7 +45,7 @@ export interface CompactedFile {
   fileBytesBefore: number;
   fileBytesAfter: number;
   ftsTables: string[];
-  /** Milliseconds per phase: load, optimize, vacuum, export, encode, write. */
+  /** Milliseconds per phase: load, optimize, copy, check, write. */
   phases: Record<string, number>;
   /** Highest RSS of the process running the job, seen between phases (the kernel's maxRSS also sees inside them). */
   rssPeak: number;
@@ -51,20 +62,20 @@ export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
 
 /**
  * Rewrites a snapshot in table order: FTS4 'optimize' merges each full-text index into one
- * segment (a term's doclist becomes one run of pages), then VACUUM INTO copies every table and
- * index b-tree by b-tree into a fresh file, so a query's pages sit together instead of being
- * interleaved in insertion order across the whole file. Only the layout changes: VACUUM keeps
- * every rowid (checked for sql.js 1.16 by compaction.test.ts, including tables without an
- * INTEGER PRIMARY KEY, with gaps), and optimize leaves the documents, docids and statistics
- * BM25 reads unchanged. The result covers the same journal offset as the source.
+ * segment (a term's doclist becomes one run of pages), then every table and index is copied
+ * b-tree by b-tree into a fresh file (tableOrderCopy.ts, the steps of VACUUM INTO), so a query's
+ * pages sit together instead of being interleaved in insertion order across the whole file. Only
+ * the layout changes: every rowid is kept, and optimize leaves the documents, docids and
+ * statistics BM25 reads unchanged (compaction.test.ts checks both). The result covers the same
+ * journal offset as the source.
  *
- * Needs about two copies of the database in memory at its peak (the source and the vacuumed
- * file while copying; the vacuumed file and its export after), which is why it runs in a child
- * process that exits afterwards and only when the database has grown (compaction.ts). Measured
- * on the bench's 214 MB database, the peak (~0.9 GB maxRSS) is reached inside VACUUM INTO: every
- * source chunk is loaded by then, and sql.js's in-memory file system grows the target by
- * reallocate-and-copy; the export afterwards stays below it (~0.65 GB), so reading the target
- * without export() would not lower the peak, and sql.js 1.16 exposes no file system to do so.
+ * Both files are paged as the store's own database is (pagedContents.ts): the source is read on
+ * demand from its snapshot's chunks, the copy starts empty, and they share `cacheBytes` of
+ * decompressed chunks (SOURCE_SHARE); chunks written past that (the source's merged index, most of the
+ * copy) go to a private spill file each (chunkSpill.ts). The copy is then written out chunk by
+ * chunk, compressed and hashed one at a time (snapshotWriter.ts). So the process holds Node,
+ * sql.js and the two caches whatever the database's size (compactionPeakBytes), and the disk
+ * holds about the database twice over meanwhile (the spills), besides the new file.
  */
 export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, out: string, options: { chunkBytes?: number; collectGarbage?: () => void; cacheBytes?: number } = {}): Promise<CompactedFile> {
   const { chunkBytes = COMPACT_CHUNK_BYTES, collectGarbage = () => undefined, cacheBytes = Infinity } = options;
@@ -82,20 +93,21 @@ export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, ou
   const before = fs.statSync(snapshotFile);
   const opened = await openSnapshot(snapshotFile);
   const after = fs.statSync(snapshotFile);
-  // The source is read on demand from its chunks, as a store reads it: no whole copy up front,
-  // and optimize's growth lands in new chunks instead of a reallocated copy of the file.
   let damage: Error | undefined;
-  const { db: source, dbFile } = DatabaseFile.open(SQL, snapshotFile, opened, (err) => (damage ??= err), cacheBytes);
+  const onDamage = (err: Error) => (damage ??= err);
+  const { db: source, dbFile } = DatabaseFile.open(SQL, snapshotFile, opened, onDamage, cacheBytes * SOURCE_SHARE);
   // A checkpoint renamed over the path while we opened it: it may be either file, so give up.
   if (!opened || !sameIdentity(identityOf(before), identityOf(after))) {
     source.close();
     dbFile.close();
     throw new Error(opened ? 'the snapshot was replaced while it was opened; try again later' : 'there is no snapshot to compact');
   }
-  const databaseBytesBefore = Number(queryScalar(source, 'PRAGMA page_count')) * Number(queryScalar(source, 'PRAGMA page_size'));
+  const pageSize = Number(queryScalar(source, 'PRAGMA page_size'));
+  const databaseBytesBefore = Number(queryScalar(source, 'PRAGMA page_count')) * pageSize;
   let coveredOffset: number;
   let ftsTables: string[];
-  const target = new SQL.Database();
+  let copy: PagedContents | undefined;
+  let databaseBytesAfter: number;
   try {
     phase('load');
     // The source is thrown away afterwards: no rollback journal is worth its copy of every merged page.
@@ -104,35 +116,33 @@ export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, ou
     ftsTables = queryRows(source, "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts4%' ORDER BY name").map((r) => String(r.name));
     for (const table of ftsTables) source.exec(`INSERT INTO "${table}"("${table}") VALUES ('optimize')`);
     phase('optimize');
-    // sql.js exposes no file system, so the vacuumed copy goes into the (empty) file of a second
-    // connection, which then exports it.
-    source.exec(`VACUUM INTO '/${fileOf(target).replace(/'/g, "''")}'`);
-    phase('vacuum');
+    copy = new PagedContents(PagedFrame.none(out, chunkBytes), onDamage, undefined, cacheBytes * (1 - SOURCE_SHARE), tempBeside(snapshotFile));
+    copy.set(emptyDatabase(SQL, pageSize, Number(queryScalar(source, 'PRAGMA auto_vacuum'))), 0);
+    databaseBytesAfter = copyInto(SQL, copy, fileOf(source));
+    if (damage) throw damage;
+    phase('copy');
   } catch (err) {
-    target.close();
+    copy?.close();
     throw damage ?? err;
   } finally {
     source.close();
-    dbFile.close();
+    dbFile.close(); // and its spill file
   }
-  collectGarbage(); // the source's chunks, before the export makes a second copy of the result
-  let encoded: Buffer[];
-  let databaseBytesAfter: number;
+  collectGarbage(); // the source's chunks
+  let fileBytesAfter: number;
   try {
-    const problem = queryScalar(target, 'PRAGMA quick_check');
-    if (problem !== 'ok') throw new Error(`the compacted database fails its check: ${String(problem)}`);
-    const data = target.export();
-    databaseBytesAfter = data.byteLength;
-    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-    target.close(); // its file is freed: from here the export is the only copy
-    collectGarbage();
-    phase('export');
-    encoded = encodePagedSync(data, chunkBytes);
-    phase('encode');
+    check(SQL, copy);
+    if (damage) throw damage;
+    phase('check');
+    // Compressed straight from the live chunks (no copy: nothing writes them any more), spilled ones read back one at a time.
+    writeCaptureSync(out, copy.capture({ copy: false }))?.close();
+    fileBytesAfter = fs.statSync(out).size;
+  } catch (err) {
+    removeQuietly(out);
+    throw damage ?? err;
   } finally {
-    target.close();
+    copy.close(); // and its spill file
   }
-  writeSynced(out, encoded);
   phase('write');
   return {
     out,
@@ -141,7 +151,7 @@ export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, ou
     databaseBytesBefore,
     databaseBytesAfter,
     fileBytesBefore: before.size,
-    fileBytesAfter: encoded.reduce((a, b) => a + b.length, 0),
+    fileBytesAfter,
     ftsTables,
     phases,
     rssPeak,
@@ -149,23 +159,55 @@ export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, ou
   };
 }
 
+/**
+ * Copies the source (the database in sql.js's file `sourceFile`) into `copy` through a second
+ * connection, in one transaction without a rollback journal (a failed copy is thrown away
+ * whole). Returns the copy's size, checked against the contents' own.
+ */
+function copyInto(SQL: SqlJsStatic, copy: PagedContents, sourceFile: string): number {
+  const db = adoptPaged(SQL, copy);
+  if (!db) throw new Error('sql.js did not take the paged database file (an sql.js upgrade changed its file system?)');
+  try {
+    db.exec('PRAGMA journal_mode = OFF');
+    db.exec(`ATTACH '/${sourceFile.replace(/'/g, "''")}' AS source`);
+    db.exec('BEGIN');
+    copyInTableOrder(db, 'source');
+    db.exec('COMMIT');
+    db.exec('DETACH source');
+    const size = Number(queryScalar(db, 'PRAGMA page_count')) * Number(queryScalar(db, 'PRAGMA page_size'));
+    if (size !== copy.size) throw new Error(`the compacted database has ${size} bytes but its file ${copy.size}`);
+    return size;
+  } finally {
+    db.close(); // the connection only: the contents stay with the caller
+  }
+}
+
+/** A fresh connection on the finished copy (so its schema is read from the file, as the store will read it) checks every b-tree. */
+function check(SQL: SqlJsStatic, copy: PagedContents): void {
+  const db = adoptPaged(SQL, copy);
+  if (!db) throw new Error('sql.js did not take the paged database file (an sql.js upgrade changed its file system?)');
+  try {
+    const problem = queryScalar(db, 'PRAGMA quick_check');
+    if (problem !== 'ok') throw new Error(`the compacted database fails its check: ${String(problem)}`);
+  } finally {
+    db.close();
+  }
+}
+
+/** An empty database with the source's page size and auto-vacuum mode, which the copy's tables then fill. */
+function emptyDatabase(SQL: SqlJsStatic, pageSize: number, autoVacuum: number): Uint8Array {
+  const db = new SQL.Database();
+  try {
+    db.exec(`PRAGMA page_size = ${pageSize}; PRAGMA auto_vacuum = ${autoVacuum}; CREATE TABLE empty (x); DROP TABLE empty; VACUUM`);
+    return db.export();
+  } finally {
+    db.close();
+  }
+}
+
 /** sql.js names each connection's in-memory file in an untyped property. */
 function fileOf(db: object): string {
   const name = (db as { filename?: unknown }).filename;
   if (typeof name !== 'string' || name === '') throw new Error('sql.js no longer names its database file (an sql.js upgrade?): cannot compact');
   return name;
-}
-
-/** The temp file is complete and on disk before anyone may rename it over the snapshot. */
-function writeSynced(file: string, parts: Buffer[]): void {
-  const fd = fs.openSync(file, 'w', FILE_MODE);
-  try {
-    for (const p of parts) writeFully(fd, p);
-    fs.fsyncSync(fd);
-  } catch (err) {
-    fs.closeSync(fd);
-    removeQuietly(file);
-    throw err;
-  }
-  fs.closeSync(fd);
 }

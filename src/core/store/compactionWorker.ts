@@ -9,7 +9,7 @@ export interface CompactionRequest {
   wasmPath: string;
   snapshotFile: string;
   out: string;
-  /** The chunk cache the source is read through (the owner's budget). */
+  /** The chunk cache the source and the copy share (the owner's budget). */
   cacheBytes?: number;
 }
 
@@ -18,11 +18,11 @@ export type CompactionReply = { ok: true; result: CompactedFile; maxRss: number 
 
 /**
  * The compaction's child process (bundled as dist/compactWorker.js, started by compaction.ts with
- * child_process.fork and `--expose-gc`): the job needs about two copies of the database at its
- * peak, and in a child that memory is never the owner's (in VS Code, the extension host every
- * extension shares), and all of it goes back to the system when the child exits. A full
- * collection between phases keeps the copies from adding up (each phase leaves a few hundred MB
- * of ArrayBuffers V8 would otherwise free later); without `gc` the same work runs at a higher peak.
+ * child_process.fork and `--expose-gc`): the job holds its two chunk caches and churns through
+ * buffers for seconds, and in a child that memory is never the owner's (in VS Code, the extension
+ * host every extension shares), and all of it goes back to the system when the child exits. A
+ * full collection between phases frees what one phase left (the source's chunks before the copy
+ * is checked and written) instead of letting it add to the next.
  */
 const collectGarbage = typeof globalThis.gc === 'function' ? (globalThis.gc as () => void) : () => undefined;
 

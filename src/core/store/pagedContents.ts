@@ -340,7 +340,10 @@ export class PagedContents {
       }
       data = this.fullSize(loaded);
     } else {
-      data = Buffer.alloc(this.chunkBytes);
+      // A file growing chunk by chunk (an import, a compaction's copy) evicts one chunk per new
+      // one: its buffer serves the new chunk instead of becoming garbage.
+      data = this.spare?.length === this.chunkBytes ? this.spare.fill(0) : Buffer.alloc(this.chunkBytes);
+      this.spare = undefined;
       this.dirty.add(i); // a new part of the file: the snapshot has nothing to copy for it
       this.unsaved.add(i);
     }

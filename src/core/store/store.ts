@@ -417,10 +417,10 @@ export class Store {
    * checkpoint) never does.
    */
   async compact(background = false): Promise<CompactResult> {
-    const needed = compactionPeakBytes(this.databaseBytes());
+    const needed = compactionPeakBytes(this.budget.chunkCacheBytes);
     if (needed > this.budget.budgetBytes) {
       const MB = 1024 * 1024;
-      this.compactionSkipped = `not run: compacting this ${Math.round(this.databaseBytes() / MB)} MB database needs about ${Math.round(needed / MB)} MB in its process, over the ${Math.round(this.budget.budgetBytes / MB)} MB memory budget (${BUDGET_ENV} or recollect.memory.budgetMb); the store works the same without it, a fresh process's first search reads more of the snapshot`;
+      this.compactionSkipped = `not run: compacting needs about ${Math.round(needed / MB)} MB in its process (Node, sql.js and its chunk cache), over the ${Math.round(this.budget.budgetBytes / MB)} MB memory budget (${BUDGET_ENV} or recollect.memory.budgetMb); the store works the same without it, a fresh process's first search reads more of the snapshot`;
       this.warnOnce(`compaction ${this.compactionSkipped}`);
       return { ok: false, reason: `compaction ${this.compactionSkipped}`, wallMs: 0 };
     }
