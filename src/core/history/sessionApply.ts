@@ -125,7 +125,7 @@ class NewEvents {
   private readonly keys = new Set<string>();
   /** Each event to index: its id and its body's index terms (analyzed here; the body itself is read from the row). */
   private toIndex: [number, string][] = [];
-  /** The inline texts inserted since the last `index()`, for lcm_grep's gram filter. */
+  /** The events inserted since the last `index()` with their inline texts ('' for a large one), for lcm_grep's gram filter. */
   private toGram: [number, string][] = [];
 
   constructor(
@@ -157,7 +157,7 @@ class NewEvents {
     );
     this.keys.add(e.key);
     if (isIndexed(e)) this.toIndex.push([id, indexTerms(indexedBody(e))]);
-    if (e.blob === null) this.toGram.push([id, e.text]);
+    this.toGram.push([id, e.blob === null ? e.text : '']);
   }
 
   /**

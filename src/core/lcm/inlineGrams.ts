@@ -39,8 +39,6 @@ const TOKEN_ROW = -1;
  * of the inline texts' size to the store, and, being random bits, do not compress.
  */
 const BITS_PER_CHAR = 0.5;
-/** A filter that has to grow (a block still being written) gets this much more room, so it grows a few times only. */
-const GROWTH = 1.5;
 const MIN_BITS = 256;
 
 export const INLINE_GRAMS_SQL = `CREATE TABLE IF NOT EXISTS ${INLINE_GRAMS} (block INTEGER PRIMARY KEY, chars INTEGER NOT NULL, bits BLOB NOT NULL);`;
@@ -52,62 +50,69 @@ export interface GramStatements {
   rows(sql: string, params: SqlValue[]): Record<string, SqlValue>[];
 }
 
-/** The filter size for a block of `chars` characters of text, with `room` to grow. */
-function bitsFor(chars: number, room = 1): number {
-  return Math.max(MIN_BITS, Math.ceil((chars * BITS_PER_CHAR * room) / 64) * 64);
+/** The filter size for a block of `chars` characters of text. */
+function bitsFor(chars: number): number {
+  return Math.max(MIN_BITS, Math.ceil((chars * BITS_PER_CHAR) / 64) * 64);
 }
 
 /**
- * Adds the grams of inline texts just written (new events or new texts of existing ones) to
- * their blocks' filters. A block whose text outgrew its filter gets a larger one, rebuilt
- * from the block's rows (the new texts are already there).
+ * Keeps the filters up with events just written (new events, and new texts of existing ones;
+ * `texts` lists every id written, with '' for a large event). Ids are given out one past the
+ * largest, so once an id past a block exists no new event lands in it: such a block gets its
+ * filter then, once, from its rows, sized for all its text. The events of the block still being
+ * filled (from `upTo` on) have none yet and are always read. A text written into a block that
+ * already has its filter (a rewritten text, an id used again after a removal) adds its grams to it.
  */
 export function addInlineGrams(st: GramStatements, texts: readonly (readonly [number, string])[]): void {
   if (!texts.length) return;
+  const upTo = Number(st.row(`SELECT chars FROM ${INLINE_GRAMS} WHERE block = ?`, [TOKEN_ROW])?.chars ?? 0);
   const byBlock = new Map<number, string[]>();
+  let top = -1;
   for (const [id, text] of texts) {
-    if (text.length < 3) continue; // no trigram: no literal a filter decides on can lie in it
+    top = Math.max(top, id);
+    if (id >= upTo || text.length < 3) continue; // no trigram: no literal a filter decides on can lie in it
     const b = id >> BLOCK_SHIFT;
     const list = byBlock.get(b);
     if (list) list.push(text);
     else byBlock.set(b, [text]);
   }
-  if (!byBlock.size) return;
   for (const [block, added] of byBlock) {
     const row = st.row(`SELECT chars, bits FROM ${INLINE_GRAMS} WHERE block = ?`, [block]);
     const chars = Number(row?.chars ?? 0) + added.reduce((n, t) => n + t.length, 0);
-    const old = row?.bits instanceof Uint8Array ? row.bits : undefined;
-    let bits: Uint8Array;
-    if (old && old.length * 8 >= bitsFor(chars)) {
-      bits = Uint8Array.from(old);
-      for (const t of added) setGrams(bits, t);
-      st.run(`UPDATE ${INLINE_GRAMS} SET chars = ?, bits = ? WHERE block = ?`, [chars, bits, block]);
-    } else {
-      writeBlock(st, block, GROWTH);
-    }
+    const bits = row?.bits instanceof Uint8Array ? Uint8Array.from(row.bits) : new Uint8Array(bitsFor(chars) / 8);
+    for (const t of added) setGrams(bits, t);
+    st.run(UPSERT, [block, chars, bits]);
   }
-  st.run(`INSERT INTO ${INLINE_GRAMS}(block, chars, bits) VALUES (?, 0, ?) ON CONFLICT(block) DO UPDATE SET bits = excluded.bits`, [TOKEN_ROW, randomToken()]);
+  const complete = ((top + 1) >> BLOCK_SHIFT) << BLOCK_SHIFT;
+  for (let lo = upTo; lo < complete; lo += BLOCK_EVENTS) writeBlock(st, lo >> BLOCK_SHIFT);
+  st.run(UPSERT, [TOKEN_ROW, Math.max(upTo, complete), randomToken()]);
 }
 
-/** A block's filter built from its rows' inline texts. */
-function writeBlock(st: GramStatements, block: number, room: number): void {
+/** The token row's `chars` holds `upTo`: the first id of the block still being filled, whose events have no filter yet. */
+const UPSERT = `INSERT INTO ${INLINE_GRAMS}(block, chars, bits) VALUES (?, ?, ?) ON CONFLICT(block) DO UPDATE SET chars = excluded.chars, bits = excluded.bits`;
+
+/** A complete block's filter built from its rows' inline texts. */
+function writeBlock(st: GramStatements, block: number): void {
   const lo = block << BLOCK_SHIFT;
   const texts = st.rows('SELECT text FROM events WHERE id BETWEEN ? AND ? AND blob IS NULL', [lo, lo + BLOCK_EVENTS - 1]).map((r) => String(r.text ?? ''));
   const chars = texts.reduce((n, t) => n + t.length, 0);
-  const bits = new Uint8Array(bitsFor(chars, room) / 8);
+  if (chars === 0) return;
+  const bits = new Uint8Array(bitsFor(chars) / 8);
   for (const t of texts) setGrams(bits, t);
-  st.run(`INSERT INTO ${INLINE_GRAMS}(block, chars, bits) VALUES (?, ?, ?) ON CONFLICT(block) DO UPDATE SET chars = excluded.chars, bits = excluded.bits`, [block, chars, bits]);
+  st.run(UPSERT, [block, chars, bits]);
 }
 
 /**
- * Builds every block's filter from the events (the migration that adds the table to an
- * existing store), reporting the ids done out of the largest.
+ * Builds every complete block's filter from the events (the migration that adds the table to
+ * an existing store), reporting the ids done out of the largest.
  */
 export function buildInlineGrams(db: Database, progress?: (done: number, total: number) => void): void {
   const top = Number(db.exec('SELECT coalesce(max(id), 0) FROM events')[0]?.values[0]?.[0] ?? 0);
-  const read = db.prepare('SELECT id, text FROM events WHERE blob IS NULL ORDER BY id');
-  const write = db.prepare(`INSERT INTO ${INLINE_GRAMS}(block, chars, bits) VALUES (?, ?, ?) ON CONFLICT(block) DO UPDATE SET chars = excluded.chars, bits = excluded.bits`);
+  const upTo = ((top + 1) >> BLOCK_SHIFT) << BLOCK_SHIFT;
+  const read = db.prepare('SELECT id, text FROM events WHERE blob IS NULL AND id < ? ORDER BY id');
+  const write = db.prepare(UPSERT);
   try {
+    read.bind([upTo]);
     let block = -1;
     let texts: string[] = [];
     const put = () => {
@@ -135,7 +140,7 @@ export function buildInlineGrams(db: Database, progress?: (done: number, total: 
       if (t.length >= 3) texts.push(t);
     }
     put();
-    write.run([TOKEN_ROW, 0, randomToken()]);
+    write.run([TOKEN_ROW, upTo, randomToken()]);
     progress?.(top, top);
   } finally {
     read.free();
@@ -144,30 +149,40 @@ export function buildInlineGrams(db: Database, progress?: (done: number, total: 
 }
 
 /** Each database's filters as last read, with the token they were read at. */
-const loaded = new WeakMap<Database, { token: string; blocks: Map<number, Uint8Array> }>();
+const loaded = new WeakMap<Database, Filters>();
+
+interface Filters {
+  token: string;
+  /** The first id with no filter yet: every event from here on is a candidate. */
+  upTo: number;
+  blocks: Map<number, Uint8Array>;
+}
 
 /**
- * The blocks whose filters may hold all of `keys`, and how many blocks there are; undefined
- * when the table is missing. Only blocks listed can hold inline events that match.
+ * The blocks whose filters may hold all of `keys`, the first id with no filter yet, and how
+ * many blocks there are; undefined when the table is missing. Only the events of the blocks
+ * listed and those from `upTo` on can be inline events that match.
  */
-export function blocksHolding(db: Database, keys: GramKeys): { blocks: number[]; of: number } | undefined {
+export function blocksHolding(db: Database, keys: GramKeys): { blocks: number[]; upTo: number; of: number } | undefined {
   const filters = filtersOf(db);
   if (!filters) return undefined;
   const blocks: number[] = [];
-  for (const [block, bits] of filters) if (mayHold(bits, keys)) blocks.push(block);
-  return { blocks, of: filters.size };
+  for (const [block, bits] of filters.blocks) if (mayHold(bits, keys)) blocks.push(block);
+  return { blocks, upTo: filters.upTo, of: filters.blocks.size };
 }
 
-function filtersOf(db: Database): Map<number, Uint8Array> | undefined {
+function filtersOf(db: Database): Filters | undefined {
   let token: string;
+  let upTo: number;
   try {
-    const r = db.exec(`SELECT hex(bits) FROM ${INLINE_GRAMS} WHERE block = ${TOKEN_ROW}`);
-    token = String(r[0]?.values[0]?.[0] ?? '');
+    const r = db.exec(`SELECT hex(bits), chars FROM ${INLINE_GRAMS} WHERE block = ${TOKEN_ROW}`)[0]?.values[0];
+    token = String(r?.[0] ?? '');
+    upTo = Number(r?.[1] ?? 0);
   } catch {
     return undefined; // no table: a database this module's migration has not reached
   }
   const known = loaded.get(db);
-  if (known && token && known.token === token) return known.blocks;
+  if (known && token && known.token === token) return known;
   const blocks = new Map<number, Uint8Array>();
   const stmt = db.prepare(`SELECT block, bits FROM ${INLINE_GRAMS} WHERE block >= 0`);
   try {
@@ -178,16 +193,17 @@ function filtersOf(db: Database): Map<number, Uint8Array> | undefined {
   } finally {
     stmt.free();
   }
+  const filters = { token, upTo, blocks };
   // Without a token (none written yet) nothing is kept: a later change could not be told apart.
-  if (token) loaded.set(db, { token, blocks });
-  return blocks;
+  if (token) loaded.set(db, filters);
+  return filters;
 }
 
-/** The events of `blocks` as id ranges: a narrowing of the candidates statement. */
-export function blockNarrowing(blocks: readonly number[]): { sql: string; params: SqlValue[] } {
+/** The events of `blocks`, and those from `upTo` on: a narrowing of the candidates statement. */
+export function blockNarrowing(found: { blocks: readonly number[]; upTo: number }): { sql: string; params: SqlValue[] } {
   return {
-    sql: `e.id IN (SELECT (j.value << ${BLOCK_SHIFT}) + o.value FROM json_each(?) AS j, json_each(?) AS o)`,
-    params: [JSON.stringify(blocks), JSON.stringify(Array.from({ length: BLOCK_EVENTS }, (_, i) => i))],
+    sql: `(e.id IN (SELECT (j.value << ${BLOCK_SHIFT}) + o.value FROM json_each(?) AS j, json_each(?) AS o) OR e.id >= ?)`,
+    params: [JSON.stringify(found.blocks), JSON.stringify(Array.from({ length: BLOCK_EVENTS }, (_, i) => i)), found.upTo],
   };
 }
 

@@ -304,7 +304,7 @@ export class LcmGrep {
     const keys = inlineGramKeys(pattern);
     const found = keys && blocksHolding(this.store.db, keys);
     if (!found) return undefined;
-    return { ...blockNarrowing(found.blocks), name: 'grams' };
+    return { ...blockNarrowing(found), name: 'grams' };
   }
 
   /**

@@ -107,7 +107,16 @@ describe('the inline events gram filter', () => {
     };
     expect(await found('/ZYXWVUTSRQ/i')).toBe(1);
     expect(await found('/qponmlkjih/i')).toBe(0);
-    // The same events rewritten (same keys): the second event's text is replaced in its row.
+    // A block gets its filter once an id past it exists: a longer session completes this one's.
+    writeClaudeSession(folder, 'f01d0000-0000-4000-8000-000000000003', Array.from({ length: 70 }, (_, i) => ({ assistant: `filler line ${i}` })));
+    await s.importer.importPaths([folder]);
+    const ids = queryRows(s.store.db, "SELECT e.id FROM events e WHERE e.text LIKE '%zyxwvutsrq%'").map((r) => Number(r.id));
+    const keys = inlineGramKeys(compiled('/ZYXWVUTSRQ/i'))!;
+    const filtered = blocksHolding(s.store.db, keys)!;
+    expect(Math.max(...ids)).toBeLessThan(filtered.upTo);
+    expect(filtered.blocks).toContain(ids[0]! >> 6);
+    expect(await found('/ZYXWVUTSRQ/i')).toBe(1);
+    // The same events rewritten (same keys): the second event's text is replaced in its row, in a block that has its filter.
     writeClaudeSession(folder, id, [{ user: 'first words about zyxwvutsrq' }, { assistant: 'now QPONMLKJIH is here' }, { user: 'and ΨΩΦΧΥ too' }]);
     await s.importer.importPaths([folder]);
     expect(await found('/qponmlkjih/i')).toBe(1);
