@@ -85,7 +85,8 @@ async function gramsDiag(home: string, wasm: string, patterns: readonly string[]
     const db = s.store.db;
     const [size] = queryRows(db, `SELECT count(*) AS blocks, sum(length(bits)) AS bytes, sum(chars) AS chars FROM ${INLINE_GRAMS} WHERE block >= 0`);
     const [ev] = queryRows(db, 'SELECT count(*) AS n, sum(length(text)) AS chars FROM events WHERE blob IS NULL');
-    console.log(`filter: ${JSON.stringify(size)}; inline events ${JSON.stringify(ev)}`);
+    const pragma = (name: string) => Number(queryRows(db, `PRAGMA ${name}`)[0]?.[name] ?? 0);
+    console.log(`filter: ${JSON.stringify(size)}; inline events ${JSON.stringify(ev)}; pages ${pragma('page_count')}, free ${pragma('freelist_count')}`);
     for (const p of patterns) {
       const c = compilePattern(p);
       if ('error' in c) continue;

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blocksHolding, buildInlineGrams, fold, INLINE_GRAMS, INLINE_GRAMS_SQL, inlineGramKeys } from '../../../src/core/lcm/inlineGrams';
+import { BLOCK_EVENTS, blocksHolding, buildInlineGrams, fold, INLINE_GRAMS, INLINE_GRAMS_SQL, inlineGramKeys } from '../../../src/core/lcm/inlineGrams';
 import { DEFAULT_GREP_OPTIONS, LcmGrep, type GrepRequest } from '../../../src/core/lcm/lcmGrep';
 import { LinearRegex } from '../../../src/core/lcm/linearRegex';
 import type { Services } from '../../../src/core/services';
@@ -114,7 +114,7 @@ describe('the inline events gram filter', () => {
     const keys = inlineGramKeys(compiled('/ZYXWVUTSRQ/i'))!;
     const filtered = blocksHolding(s.store.db, keys)!;
     expect(Math.max(...ids)).toBeLessThan(filtered.upTo);
-    expect(filtered.blocks).toContain(ids[0]! >> 6);
+    expect(filtered.blocks).toContain(Math.floor(ids[0]! / BLOCK_EVENTS));
     expect(await found('/ZYXWVUTSRQ/i')).toBe(1);
     // The same events rewritten (same keys): the second event's text is replaced in its row, in a block that has its filter.
     writeClaudeSession(folder, id, [{ user: 'first words about zyxwvutsrq' }, { assistant: 'now QPONMLKJIH is here' }, { user: 'and ΨΩΦΧΥ too' }]);
