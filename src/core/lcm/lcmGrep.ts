@@ -72,6 +72,9 @@ export interface ScanStats {
 }
 
 const FETCH_BATCH = 200;
+/** The gram filter narrows inline events when at most this share of the blocks may hold the literal, or at most MIN_GRAM_LISTED blocks. */
+const MAX_GRAM_SHARE = 0.5;
+const MIN_GRAM_LISTED = 1024;
 
 export interface LcmGrepOptions {
   /** A full pass reads its blobs on a worker thread from this many on (tests lower it to cover that path). */
@@ -303,7 +306,9 @@ export class LcmGrep {
     if (!this.options.inlineGrams) return undefined;
     const keys = inlineGramKeys(pattern);
     const found = keys && blocksHolding(this.store.db, keys);
-    if (!found) return undefined;
+    // When most of many blocks may hold the literal, their rows are most of the table anyway, and
+    // the list of their ids (64 a block) costs more to build than it saves.
+    if (!found || found.blocks.length > Math.max(MIN_GRAM_LISTED, found.of * MAX_GRAM_SHARE)) return undefined;
     return { ...blockNarrowing(found), name: 'grams' };
   }
 
