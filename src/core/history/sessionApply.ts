@@ -1,3 +1,4 @@
+import { addInlineGrams } from '../lcm/inlineGrams';
 import { indexTerms } from '../search/ftsSearch';
 import type { Database, SqlValue, Statement } from '../store/sqlite';
 import type { SessionChange, StoredEvent } from './historySchema';
@@ -79,6 +80,7 @@ export function applyWith(st: Statements, change: SessionChange, at: number): vo
          tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
       [...eventValues(e, runId), id],
     );
+    if (e.blob === null) addInlineGrams(st, [[id, e.text]]);
     st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
     if (isIndexed(e)) {
       const body = indexedBody(e);
@@ -123,6 +125,8 @@ class NewEvents {
   private readonly keys = new Set<string>();
   /** Each event to index: its id and its body's index terms (analyzed here; the body itself is read from the row). */
   private toIndex: [number, string][] = [];
+  /** The events inserted since the last `index()` with their inline texts ('' for a large one), for lcm_grep's gram filter. */
+  private toGram: [number, string][] = [];
 
   constructor(
     private readonly st: Statements,
@@ -153,6 +157,7 @@ class NewEvents {
     );
     this.keys.add(e.key);
     if (isIndexed(e)) this.toIndex.push([id, indexTerms(indexedBody(e))]);
+    this.toGram.push([id, e.blob === null ? e.text : '']);
   }
 
   /**
@@ -161,6 +166,8 @@ class NewEvents {
    * in 32 bits, else as a double), so the index holds exactly what per-event inserts wrote.
    */
   index(): void {
+    addInlineGrams(this.st, this.toGram);
+    this.toGram = [];
     if (!this.toIndex.length) return;
     this.st.run(
       `INSERT INTO ${HISTORY_FTS}(docid, terms, body, created_at, scope, session_id, kind)
@@ -285,6 +292,19 @@ export class Statements {
     try {
       stmt.bind(params);
       return stmt.step() ? stmt.getAsObject() : undefined;
+    } finally {
+      stmt.reset();
+    }
+  }
+
+  /** Every row as an object (the statement is reset). */
+  rows(sql: string, params: SqlValue[]): Record<string, SqlValue>[] {
+    const stmt = this.get(sql);
+    try {
+      stmt.bind(params);
+      const out: Record<string, SqlValue>[] = [];
+      while (stmt.step()) out.push(stmt.getAsObject());
+      return out;
     } finally {
       stmt.reset();
     }

@@ -1,7 +1,8 @@
 import { createFtsTableSql, indexTerms } from '../search/ftsSearch';
 import type { Operation } from '../store/journal';
-import type { StoreModule } from '../store/schema';
+import type { Migration, StoreModule } from '../store/schema';
 import { queryRows, queryScalar, type Database } from '../store/sqlite';
+import { buildInlineGrams, INLINE_GRAMS_SQL } from './inlineGrams';
 
 export const LCM_SUMMARY_FTS = 'lcm_summary_fts';
 
@@ -58,7 +59,7 @@ export interface SummariesRemoved extends Operation {
   ids: string[];
 }
 
-const MIGRATIONS = [
+const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE lcm_summaries (
     n INTEGER PRIMARY KEY, -- the docid of the summary in the FTS table
@@ -122,6 +123,12 @@ const MIGRATIONS = [
   // reading it row by row cost more than the whole rest of a selective search.
   `CREATE INDEX IF NOT EXISTS lcm_large_events ON events(id, blob, created_at, session_id) WHERE blob IS NOT NULL;
    DROP INDEX IF EXISTS lcm_events_with_blob;`,
+  // The gram filter of inline events (inlineGrams.ts), built here from the events already stored;
+  // from then on it is written with the events.
+  {
+    sql: INLINE_GRAMS_SQL,
+    fill: (db, progress) => buildInlineGrams(db, progress && ((done, total) => progress('building the regex filter of inline events', done, total))),
+  },
 ];
 
 function applySummariesAdded(db: Database, op: Operation): void {

@@ -5,14 +5,16 @@
  */
 export const REPORTED_REPLAY_BYTES = 4 * 1024 * 1024;
 
-export function replayProgressLines(write: (line: string) => void): (doneBytes: number, totalBytes: number) => void {
-  let lastTenth = -1;
-  return (done, total) => {
-    if (total < REPORTED_REPLAY_BYTES) return;
-    const tenth = Math.floor((done / total) * 10);
-    if (tenth <= lastTenth) return;
-    lastTenth = tenth;
+export function replayProgressLines(write: (line: string) => void): (doneBytes: number, totalBytes: number, what?: string) => void {
+  const lastTenth = new Map<string, number>();
+  return (done, total, what) => {
+    // A migration that fills a table (`what` says which) reports only when it is long enough to say so.
+    if (what === undefined && total < REPORTED_REPLAY_BYTES) return;
+    const tenth = Math.floor((done / Math.max(total, 1)) * 10);
+    const key = what ?? '';
+    if (tenth <= (lastTenth.get(key) ?? -1)) return;
+    lastTenth.set(key, tenth);
     const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-    write(`rebuilding the database and search index from the journal: ${tenth * 10}% (${mb(done)} of ${mb(total)} MB)`);
+    write(what === undefined ? `rebuilding the database and search index from the journal: ${tenth * 10}% (${mb(done)} of ${mb(total)} MB)` : `${what}: ${tenth * 10}%`);
   };
 }

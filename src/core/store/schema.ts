@@ -11,7 +11,7 @@ export type Applier = (db: Database, op: Operation) => void;
  */
 export interface StoreModule {
   name: string;
-  migrations: readonly string[];
+  migrations: readonly Migration[];
   appliers: Readonly<Record<string, Applier>>;
 }
 
@@ -22,8 +22,17 @@ const CORE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
+/**
+ * One step of a module's schema: SQL, or SQL and then code that fills what it created from the
+ * rows already there (derived data that SQL alone cannot compute), told how far it has come.
+ */
+export type Migration = string | { sql: string; fill: (db: Database, progress?: MigrationProgress) => void };
+
+/** A long migration's progress: what it does, and how far it is (in its own units). */
+export type MigrationProgress = (what: string, done: number, total: number) => void;
+
 /** Brings every module's schema up to date; returns how many migrations ran. */
-export function migrate(db: Database, modules: readonly StoreModule[]): number {
+export function migrate(db: Database, modules: readonly StoreModule[], progress?: MigrationProgress): number {
   db.exec(CORE_SCHEMA);
   // A database that starts empty has its search indexes built by this build's text analysis.
   if (readMeta(db, ANALYSIS_KEY) === undefined && queryScalar(db, 'SELECT count(*) FROM meta') === 0) writeMeta(db, ANALYSIS_KEY, ANALYSIS_VERSION);
@@ -37,7 +46,9 @@ export function migrate(db: Database, modules: readonly StoreModule[]): number {
     for (let v = done; v < mod.migrations.length; v++) {
       db.exec('BEGIN');
       try {
-        db.exec(mod.migrations[v] as string);
+        const step = mod.migrations[v] as Migration;
+        db.exec(typeof step === 'string' ? step : step.sql);
+        if (typeof step !== 'string') step.fill(db, progress);
         writeMeta(db, key, String(v + 1));
         db.exec('COMMIT');
         ran++;

@@ -40,9 +40,10 @@ export interface StoreOptions {
   /**
    * Told how far a replay from the journal's start has come (a snapshot whose search indexes
    * another text analysis built, a rebuild): the journal bytes applied and all there are, at
-   * most every 1% and at the end. The CLI prints it to stderr; the extension shows it.
+   * most every 1% and at the end. The CLI prints it to stderr; the extension shows it. A
+   * migration that fills a table from the rows (schema.ts) reports here too, naming what it does.
    */
-  onReplayProgress?: (doneBytes: number, totalBytes: number) => void;
+  onReplayProgress?: (doneBytes: number, totalBytes: number, what?: string) => void;
   /** The `recollect.memory.budgetMb` setting; RECOLLECT_MEMORY_BUDGET_MB wins over it (memoryBudget.ts). */
   memoryBudgetMb?: number;
   now?: () => number;
@@ -135,7 +136,8 @@ export async function loadStore(options: StoreOptions, attempt: OpenAttempt): Pr
     tune(db, budget.sqliteCacheBytes);
     // A migration on an existing snapshot (a new index over a large store) must be saved, or
     // every open until the next checkpoint would run it again.
-    const schemaUnsaved = (migrate(db, options.modules) > 0 && opened !== undefined) || reindexed;
+    const progress = options.onReplayProgress;
+    const schemaUnsaved = (migrate(db, options.modules, progress && ((what, done, total) => progress(done, total, what))) > 0 && opened !== undefined) || reindexed;
     const offset = Number(readMeta(db, OFFSET_KEY) ?? '0');
     const skippedLines = Number(readMeta(db, PROBLEMS_KEY) ?? '0');
     const journalSize = journal.size();

@@ -16,7 +16,7 @@ const output = z.object({
     timeBoundMs: z.number(),
   }).optional(),
   scan: z.record(z.string(), z.object({
-    prefilter: z.enum(['substring', 'fts', 'vocabulary', 'none']),
+    prefilter: z.enum(['substring', 'fts', 'vocabulary', 'grams', 'none']),
     candidates: z.number(),
     scanned: z.number(),
     bytesScanned: z.number(),

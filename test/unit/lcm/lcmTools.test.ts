@@ -25,38 +25,38 @@ const grep = async (input: object, client?: string): Promise<Result & { matches:
 describe('lcm_grep', () => {
   it('regex mode finds exactly what a scan of every full text finds, whichever prefilter narrowed it', async () => {
     const cases: [string, RegExp, string][] = [
-      ['lmstudio', /lmstudio/, 'substring'],
-      ['npm (run|test)', /npm (run|test)/, 'substring'],
+      ['lmstudio', /lmstudio/, 'grams'],
+      ['npm (run|test)', /npm (run|test)/, 'grams'],
       ['npm run dev', /npm run dev/, 'fts'],
-      ['запис[а-я]+', /запис[а-я]+/, 'substring'],
+      ['запис[а-я]+', /запис[а-я]+/, 'grams'],
       ['chatbot-ui', /chatbot-ui/, 'fts'],
-      ['/OLLAMA/i', /OLLAMA/i, 'substring'],
+      ['/OLLAMA/i', /OLLAMA/i, 'grams'],
       ['update_entry_fields', /update_entry_fields/, 'fts'],
-      ['\\bfunction \\w+\\(', /\bfunction \w+\(/, 'substring'],
+      ['\\bfunction \\w+\\(', /\bfunction \w+\(/, 'grams'],
       ['"documentId":"1[0-9]"', /"documentId":"1[0-9]"/, 'fts'],
       ['\\d{4}-\\d{2}-\\d{2}', /\d{4}-\d{2}-\d{2}/, 'substring'],
       ['[Ee]rr(or)?:', /[Ee]rr(or)?:/, 'substring'],
       ['\\s{3}', /\s{3}/, 'none'],
       // A literal of letters in the middle of words: no whole word to look up, and a word of
-      // letters is indexed by its stem, which may end inside the literal: a substring scan.
+      // letters is indexed by its stem, which may end inside the literal: the gram filter's blocks, then a substring check.
       // With a digit the word is kept whole, and the index terms that hold the literal are looked up (":123" below).
-      ['ocalhos', /ocalhos/, 'substring'],
-      ['rocessedEntr', /rocessedEntr/, 'substring'],
-      ['/OCALHO/i', /OCALHO/i, 'substring'],
-      ['/roce/i', /roce/i, 'substring'],
-      // RE2's /i matches ſ for s and K for k, which the index's ASCII folding does not see: no narrowing.
-      ['/processedentries/i', /processedentries/i, 'none'],
-      ['tatus', /tatus/, 'substring'],
-      ['ocalhost:', /ocalhost:/, 'substring'],
-      ['rror: ', /rror: /, 'substring'],
+      ['ocalhos', /ocalhos/, 'grams'],
+      ['rocessedEntr', /rocessedEntr/, 'grams'],
+      ['/OCALHO/i', /OCALHO/i, 'grams'],
+      ['/roce/i', /roce/i, 'grams'],
+      // RE2's /i matches ſ for s and K for k, which the index's ASCII folding does not see; the gram filter folds them together.
+      ['/processedentries/i', /processedentries/i, 'grams'],
+      ['tatus', /tatus/, 'grams'],
+      ['ocalhost:', /ocalhost:/, 'grams'],
+      ['rror: ', /rror: /, 'grams'],
       ['\\.json', /\.json/, 'fts'],
-      ['json"', /json"/, 'substring'],
+      ['json"', /json"/, 'grams'],
       [':123', /:123/, 'vocabulary'],
       // A fragment in too many rows (numbers starting with 1): the index would return most of them, so a scan.
       [':1[0-9]', /:1[0-9]/, 'substring'],
       // u changes nothing (RE2 reads Unicode); only s and k fold beyond ASCII, and "ollama" holds neither:
-      // a substring scan, as for any literal of letters inside words.
-      ['/ollama/iu', /ollama/iu, 'substring'],
+      // the gram filter, as for any literal of letters inside words.
+      ['/ollama/iu', /ollama/iu, 'grams'],
       // A literal across punctuation: its inner words as one FTS phrase.
       ['localhost:1234/v1', /localhost:1234\/v1/, 'fts'],
       ['README\\.md', /README\.md/, 'fts'],
@@ -67,7 +67,7 @@ describe('lcm_grep', () => {
       // Literals that large events hold past the part the index and the inline text keep: their
       // blobs are candidates whatever the prefilter says, searched as raw bytes first.
       ['createdMessages\\[0\\]\\.id', /createdMessages\[0\]\.id/, 'fts'],
-      ['ntriesCoun', /ntriesCoun/, 'substring'],
+      ['ntriesCoun', /ntriesCoun/, 'grams'],
       ['/"UNPROCESSEDENTRIESCOUNT": [0-9]/i', /"UNPROCESSEDENTRIESCOUNT": [0-9]/i, 'fts'],
     ];
     const sizes: string[] = [];
