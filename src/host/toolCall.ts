@@ -1,4 +1,4 @@
-import { nextSessionIn, type NextSessionOpener } from '../core/chapters/chaptersService';
+import { nextSessionIn, openWith, type NextSessionOpener } from '../core/chapters/chaptersService';
 import type { StoreAccess } from '../core/owner/storeAccess';
 import type { ToolContext } from '../core/tools/toolDefinition';
 
@@ -15,11 +15,5 @@ export async function callToolHere(store: StoreAccess, opener: NextSessionOpener
   const answer = await store.callTool(name, input, { ...ctx, callerOpens: true });
   const next = nextSessionIn(name, answer);
   if (!next) return answer;
-  let opened: { opened: boolean; how: string };
-  try {
-    opened = await opener.open(next);
-  } catch (err) {
-    opened = { opened: false, how: `opening the next session failed (${err instanceof Error ? err.message : String(err)}): send firstMessage as the first message of a new session` };
-  }
-  return { ...answer, opened };
+  return { ...answer, opened: await openWith(opener, next) };
 }

@@ -29,7 +29,16 @@ export interface NextSessionOpener {
 }
 
 /** What a tool answers before the calling window opens the next session and says how (src/host/toolCall.ts replaces it). */
-export const CALLER_OPENS = 'left to the window that made the call to open';
+const CALLER_OPENS = 'left to the window that made the call to open';
+
+/** Runs an opener; a failure is said in `how`, never thrown (the archive is written either way). */
+export async function openWith(opener: NextSessionOpener, next: NextSession): Promise<{ opened: boolean; how: string }> {
+  try {
+    return await opener.open(next);
+  } catch (err) {
+    return { opened: false, how: `opening the next session failed (${err instanceof Error ? err.message : String(err)}): send firstMessage as the first message of a new session` };
+  }
+}
 
 /** The next session a chapters_continue or chapters_fork answer carries, for the surface that made the call to open; undefined for any other answer. */
 export function nextSessionIn(toolName: string, answer: object): NextSession | undefined {
@@ -93,11 +102,7 @@ export class ChaptersService {
   async openNext(next: NextSession, callerOpens = false): Promise<{ opened: boolean; how: string }> {
     if (callerOpens) return { opened: false, how: CALLER_OPENS };
     if (!this.opener) return { opened: false, how: 'no editor is attached to this process: start a new session and send firstMessage as its first message' };
-    try {
-      return await this.opener.open(next);
-    } catch (err) {
-      return { opened: false, how: `opening the next session failed (${err instanceof Error ? err.message : String(err)}): send firstMessage as the first message of a new session` };
-    }
+    return openWith(this.opener, next);
   }
 
   search(input: ArchiveSearchInput) {
