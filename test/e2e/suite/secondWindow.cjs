@@ -70,6 +70,8 @@ test('extension activates as a client of the first window: no database of its ow
   assert(owner.this_process === 'client' && owner.owner.pid === first.pid && owner.pid === process.pid, `memory_status: ${safeStringify(owner)}`);
   const role = ext.exports.storeRole();
   assert(role.this_process === 'client' && role.owner.pid === first.pid && role.owner.kind === 'vscode', `expected a client of window ${first.pid}: ${safeStringify(role)}`);
+  const shown = await vscode.commands.executeCommand('recollect.showStatus');
+  assert(shown.store_owner.this_process === 'client' && shown.store_owner.owner.pid === first.pid, `Show Memory Status: ${safeStringify(shown.store_owner)}`);
   assert(claimPid() === first.pid, `owner.lock names ${claimPid()}, not the first window ${first.pid}`);
   const held = openFiles().filter((f) => f.startsWith(HOME) && STORE_FILES.test(f));
   assert(held.length === 0, `a client window holds store files open: ${held.join(', ')}`);
@@ -159,6 +161,8 @@ test('when the first window closes, this window takes the store over: owner.lock
   await until('this window to be the owner', () => ext.exports.storeRole().this_process === 'owner', 20_000);
   const owner = await status();
   assert(owner.this_process === 'owner' && owner.owner.pid === process.pid, `memory_status after the takeover: ${safeStringify(owner)}`);
+  const shown = await vscode.commands.executeCommand('recollect.showStatus');
+  assert(shown.store_owner.this_process === 'owner', `Show Memory Status after the takeover: ${safeStringify(shown.store_owner)}`);
   assert(openFiles().some((f) => f.startsWith(HOME) && STORE_FILES.test(f)), 'the new owner holds none of the store files open');
   for (const f of [first.fact, mine.fact]) {
     const [got, gotText] = await callJson('retrieve_memory', { subject: f.subject });
