@@ -23,6 +23,7 @@ const NOTE_MAX = 40_000;
  */
 export function registerChapters(context: vscode.ExtensionContext, deps: ChaptersHostDeps): vscode.Disposable[] {
   // What only the store's owner holds: this window's while it owns the store (another window's otherwise, which sets the same).
+  // The opener is for callers without an editor (an MCP server): a window's own tool calls open their next session in that window (toolCall.ts).
   deps.whenOwner((s) => {
     s.rules.machine.adopt(vscode.env.machineId);
     s.chapters.useOpener(offeringOpener());

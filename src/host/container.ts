@@ -12,6 +12,8 @@ import type { StoreRole, ToolFamily } from '../core/tools/toolDefinition';
 import { emptyReport, type ImportReport } from '../core/history/importer';
 import { ExcludeGlobs } from '../core/history/excludeGlobs';
 import { registerChapters } from './chaptersCommands';
+import { offeringOpener } from './openNextSession';
+import { callToolHere } from './toolCall';
 import { registerCommands } from './commands';
 import { HistoryWatcher } from './historyWatcher';
 import { createDecisionModel } from './decisionModelPort';
@@ -114,7 +116,9 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
   const workspace = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const familyEnabled = (family: ToolFamily) => config().get<Record<string, boolean>>('toolFamilies')?.[family] !== false;
   const version = String(context.extension.packageJSON.version ?? '');
-  context.subscriptions.push(registerToolSurface({ store: store.link, familyEnabled, workspace, extensionPath: context.extensionPath, home, version, log }));
+  // A tool called in this window offers its next session (chapters_continue, chapters_fork) here.
+  const opener = offeringOpener();
+  context.subscriptions.push(registerToolSurface({ store: store.link, opener, familyEnabled, workspace, extensionPath: context.extensionPath, home, version, log }));
   context.subscriptions.push(...registerCommands({ services, storeRole: () => store.link.storeRole(), store: store.link, log, home, extensionPath: context.extensionPath, status, importNow: () => watcher.importNow() }));
   context.subscriptions.push(new NotesLanguageClient(context, services, home, log));
   context.subscriptions.push(registerMemoryView(context, services, home));
@@ -126,7 +130,7 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     services: store.own,
     async invoke(name, input) {
       if (!findTool(name)) throw new Error(`unknown tool ${name}`);
-      return store.link.callTool(name, input, { client: 'vscode-extension', workspace: workspace() });
+      return callToolHere(store.link, opener, name, input, { client: 'vscode-extension', workspace: workspace() });
     },
     storeRole: () => store.link.storeRole(),
     importNow: () => watcher.importNow(),

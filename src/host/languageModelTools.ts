@@ -1,8 +1,10 @@
 import * as vscode from 'vscode';
 import { refuse } from '../core/refusal';
+import type { NextSessionOpener } from '../core/chapters/chaptersService';
 import type { StoreAccess } from '../core/owner/storeAccess';
 import { TOOLS } from '../core/tools/registry';
 import { confirmationFor, type ToolDefinition, type ToolFamily } from '../core/tools/toolDefinition';
+import { callToolHere } from './toolCall';
 
 /**
  * `LanguageModelDataPart.json` where tool results may carry it: VS Code 1.106 and later.
@@ -24,11 +26,11 @@ const jsonPart = (): JsonPartFactory | undefined => {
  * call arrives, so each call waits for it; a store that failed to open answers with a refusal
  * that says why instead of hanging the chat.
  */
-export function registerLanguageModelTools(store: StoreAccess, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.Disposable[] {
-  return TOOLS.map((tool) => vscode.lm.registerTool(tool.name, adapt(tool, store, familyEnabled, workspace, connectionName)));
+export function registerLanguageModelTools(store: StoreAccess, opener: NextSessionOpener, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.Disposable[] {
+  return TOOLS.map((tool) => vscode.lm.registerTool(tool.name, adapt(tool, store, opener, familyEnabled, workspace, connectionName)));
 }
 
-function adapt(tool: ToolDefinition, store: StoreAccess, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.LanguageModelTool<object> {
+function adapt(tool: ToolDefinition, store: StoreAccess, opener: NextSessionOpener, familyEnabled: (f: ToolFamily) => boolean, workspace: () => string | undefined, connectionName: () => string): vscode.LanguageModelTool<object> {
   return {
     prepareInvocation(options) {
       const parsed = tool.input.safeParse(options.input);
@@ -46,8 +48,8 @@ function adapt(tool: ToolDefinition, store: StoreAccess, familyEnabled: (f: Tool
         const client = connectionName();
         // Noting the connection must never fail the call; a broken store is reported by the call itself.
         await store.connectionSeen(client).catch(() => undefined);
-        // Run by whichever process owns the store (this window, or the one it is a client of).
-        result = await store.callTool(tool.name, options.input, { client, workspace: workspace() });
+        // Run by whichever process owns the store (this window, or the one it is a client of); a next session opens in this window.
+        result = await callToolHere(store, opener, tool.name, options.input, { client, workspace: workspace() });
       } else {
         result = refuse(`the "${tool.family}" tool family is switched off in the setting recollect.toolFamilies`);
       }

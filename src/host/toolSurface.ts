@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { MCP_SURFACE_CONTEXT } from '../core/tools/jsonSchema';
+import type { NextSessionOpener } from '../core/chapters/chaptersService';
 import type { StoreAccess } from '../core/owner/storeAccess';
 import type { ToolFamily } from '../core/tools/toolDefinition';
 import { registerLanguageModelTools } from './languageModelTools';
@@ -20,6 +21,8 @@ export type ToolSurface = 'languageModelTools' | 'mcp';
 export interface ToolSurfaceDeps {
   /** The store's tools, run by whichever process owns it (this window or the one it is a client of). */
   store: StoreAccess;
+  /** How a tool's next session opens in this window (openNextSession.ts). */
+  opener: NextSessionOpener;
   familyEnabled: (f: ToolFamily) => boolean;
   workspace: () => string | undefined;
   extensionPath: string;
@@ -51,7 +54,7 @@ export function registerToolSurface(deps: ToolSurfaceDeps): vscode.Disposable {
     if (setting() === 'mcp' && !mcp.registered) deps.log.warn(`recollect.toolSurface is "mcp", but VS Code ${vscode.version} did not take Recollect's MCP server; the language-model tools stay on`);
     // Hides the contributed tools in the tools picker while the MCP server is the surface (package.json's `when`).
     void vscode.commands.executeCommand('setContext', MCP_SURFACE_CONTEXT, surface === 'mcp');
-    if (surface === 'languageModelTools' && !lmTools.length) lmTools = registerLanguageModelTools(deps.store, deps.familyEnabled, deps.workspace, copilotConnectionName);
+    if (surface === 'languageModelTools' && !lmTools.length) lmTools = registerLanguageModelTools(deps.store, deps.opener, deps.familyEnabled, deps.workspace, copilotConnectionName);
     if (surface === 'mcp' && lmTools.length) {
       for (const d of lmTools.splice(0)) d.dispose();
     }

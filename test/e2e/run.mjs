@@ -23,6 +23,12 @@
 //   RECOLLECT_E2E_CACHE          where e2e-setup.sh caches code-server
 //   RECOLLECT_E2E_CODE_SERVER    code-server version (default 4.100.3; 4.139.1 = VS Code 1.139.1)
 //   RECOLLECT_E2E_ONLY           a regular expression: run only the tests it matches (and activation)
+//
+// A second window: a test writes `<results>.window-request`; the runner opens another page of the
+// same code-server on the same folder, whose extension host runs secondWindow.cjs and reports to
+// `<results>.second` (same format). Each page of code-server has an extension host of its own, so
+// that is a second VS Code window on the same store. When the first window's suite is done, the
+// runner closes its page (that window closes) and waits for the second window's results.
 
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -35,6 +41,8 @@ import { chromium } from 'playwright-core';
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const EXTENSION_DIR = path.resolve(process.env.RECOLLECT_E2E_EXTENSION_DIR || REPO);
 const TESTS_MODULE = path.join(REPO, 'test/e2e/suite/index.cjs');
+/** What a second window of the same code-server runs, when a test asks for one (twoWindows.cjs). */
+const SECOND_WINDOW_MODULE = path.join(REPO, 'test/e2e/suite/secondWindow.cjs');
 const SCREENSHOT = path.join(REPO, 'test-results/e2e-workbench.png');
 const DEADLINE = Date.now() + Number(process.env.RECOLLECT_E2E_TIMEOUT_MS || 240_000);
 const CHROMIUM = '/usr/bin/chromium';
@@ -197,13 +205,13 @@ async function waitForHttp(url, child) {
   fail(`code-server did not answer on ${url} before the deadline`);
 }
 
-function workbenchUrl(port, workspace) {
+function workbenchUrl(port, workspace, testsModule = TESTS_MODULE) {
   const authority = `127.0.0.1:${port}`;
   // vscode-remote URIs must name the same authority the page was loaded from, or
   // the workbench treats them as another remote and the extension never loads.
   const payload = [
     ['extensionDevelopmentPath', `vscode-remote://${authority}${EXTENSION_DIR}`],
-    ['extensionTestsPath', `vscode-remote://${authority}${TESTS_MODULE}`],
+    ['extensionTestsPath', `vscode-remote://${authority}${testsModule}`],
     ['skipWelcome', 'true'],
   ];
   return `http://${authority}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
@@ -269,9 +277,11 @@ async function screenshot(page) {
  * A test that wants the workbench pictured at its own moment writes
  * `<results>.screenshot-request` ({ name, text? }) and waits for `<results>.screenshot-done`,
  * which says where the picture is and whether `text` was on screen (in any frame, webviews
- * included) — so the test can assert on what a person would see.
+ * included; with `visible`, only where it is not hidden) — so the test can assert on what a
+ * person would see. `results` is the asking
+ * window's results file; each window is answered on its own page.
  */
-async function answerScreenshotRequest(page, results) {
+async function answerScreenshotRequest(page, results, firstPage) {
   const request = `${results}.screenshot-request`;
   let wanted;
   try {
@@ -280,13 +290,17 @@ async function answerScreenshotRequest(page, results) {
     return; // no request, or one still being written
   }
   const name = /^[\w-]{1,60}$/.test(wanted.name ?? '') ? wanted.name : 'requested';
+  // A second window may ask what the first one's page shows (`page: 'first'`).
+  if (wanted.page === 'first') page = firstPage && !firstPage.isClosed() ? firstPage : undefined;
   const file = path.join(path.dirname(SCREENSHOT), `e2e-${name}.png`);
   let found = null;
   try {
+    if (!page) throw new Error('the first window is closed');
     if (typeof wanted.text === 'string') {
       found = false;
       for (const frame of page.frames()) {
-        if (await frame.getByText(wanted.text).count().catch(() => 0)) {
+        const matches = frame.getByText(wanted.text);
+        if (await (wanted.visible ? matches.filter({ visible: true }) : matches).count().catch(() => 0)) {
           found = true;
           break;
         }
@@ -297,6 +311,8 @@ async function answerScreenshotRequest(page, results) {
     log(`screenshot: ${path.relative(process.cwd(), file)}${found === null ? '' : ` ("${wanted.text}" ${found ? 'on screen' : 'NOT on screen'})`}`);
   } catch (err) {
     log(`screenshot ${name} failed: ${err.message}`);
+    fs.rmSync(request, { force: true });
+    fs.writeFileSync(`${results}.screenshot-done`, JSON.stringify({ file: null, found: null, error: err.message }));
     return;
   }
   fs.rmSync(request, { force: true });
@@ -336,6 +352,33 @@ async function answerClickRequest(page, results) {
   }
   log(`click ${wanted.selector}: ${answer.clicked ? 'clicked' : answer.error}`);
   fs.writeFileSync(`${results}.click-done`, JSON.stringify(answer));
+}
+
+/** A page of its own for a second window, opened when a test asks (`<results>.window-request`). */
+async function answerWindowRequest(results, open) {
+  const request = `${results}.window-request`;
+  if (!fs.existsSync(request)) return undefined;
+  fs.rmSync(request, { force: true });
+  let answer;
+  let page;
+  try {
+    page = await open();
+    answer = { opened: true };
+  } catch (err) {
+    answer = { opened: false, error: err.message.split('\n')[0] };
+  }
+  log(`second window: ${answer.opened ? 'opened' : answer.error}`);
+  fs.writeFileSync(`${results}.window-done`, JSON.stringify(answer));
+  return page;
+}
+
+async function newWorkbenchPage(consoleLines, tag) {
+  // Clipboard access lets the extension's clipboard fallback be read back by the tests.
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
+  page.on('console', (m) => consoleLines.push(`${tag}[${m.type()}] ${m.text()}`));
+  page.on('pageerror', (e) => consoleLines.push(`${tag}[pageerror] ${e.message}`));
+  page.on('crash', () => consoleLines.push(`${tag}[crash] page crashed`));
+  return page;
 }
 
 // ---------------------------------------------------------------------------------
@@ -391,11 +434,7 @@ async function main() {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    // Clipboard access lets the extension's clipboard fallback be read back by the tests.
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
-    page.on('console', (m) => consoleLines.push(`[${m.type()}] ${m.text()}`));
-    page.on('pageerror', (e) => consoleLines.push(`[pageerror] ${e.message}`));
-    page.on('crash', () => consoleLines.push('[crash] page crashed'));
+    page = await newWorkbenchPage(consoleLines, '');
 
     // The workbench calls this when the extension host running the tests exits.
     let automationExit;
@@ -407,12 +446,31 @@ async function main() {
     await page.waitForSelector('.monaco-workbench', { timeout: Math.min(remaining(), 90_000) });
     log(`workbench loaded (Chromium ${browser.version()})`);
 
+    const second = { results: `${dirs.results}.second`, page: undefined, printed: 0 };
+    const openSecond = async () => {
+      const p = await newWorkbenchPage(consoleLines, '(second window) ');
+      await p.goto(workbenchUrl(port, workspace, SECOND_WINDOW_MODULE), { timeout: remaining() });
+      await p.waitForSelector('.monaco-workbench', { timeout: Math.min(remaining(), 90_000) });
+      return p;
+    };
+    const serveSecond = async () => {
+      if (!second.page) return undefined;
+      await answerScreenshotRequest(second.page, second.results, page);
+      await answerClickRequest(second.page, second.results);
+      const r = readResults(second.results);
+      for (const t of r?.tests.slice(second.printed) ?? []) printTest({ ...t, name: `(second window) ${t.name}` });
+      second.printed = r?.tests.length ?? second.printed;
+      return r;
+    };
+
     // Poll the results file, printing tests as they finish.
     let printed = 0;
     let results;
     for (;;) {
       await answerScreenshotRequest(page, dirs.results);
       await answerClickRequest(page, dirs.results);
+      second.page ??= await answerWindowRequest(dirs.results, openSecond);
+      await serveSecond();
       results = readResults(dirs.results);
       for (const t of results?.tests.slice(printed) ?? []) printTest(t);
       printed = results?.tests.length ?? printed;
@@ -429,6 +487,25 @@ async function main() {
       await sleep(250);
     }
     await screenshot(page);
+
+    let secondResults;
+    if (second.page) {
+      // The first window closes (VS Code's test support already ended its extension host when its
+      // tests ended, as a closing window does); the second takes the store over and finishes its tests.
+      await page.close({ runBeforeUnload: true });
+      log('first window closed; waiting for the second window');
+      for (;;) {
+        secondResults = await serveSecond();
+        if (secondResults?.done) break;
+        if (server.exitCode !== null || server.signalCode !== null) fail('code-server exited during the second window\'s tests');
+        if (remaining() === 0) fail(`timed out waiting for the second window's results (${second.results})`);
+        await sleep(250);
+      }
+      page = second.page;
+      await screenshot(page);
+      if (secondResults.fatal) fail(`the second window's suite crashed: ${secondResults.fatal}`);
+      results.tests.push(...secondResults.tests.map((t) => ({ ...t, name: `(second window) ${t.name}` })));
+    }
 
     if (results.fatal) fail(`the suite crashed: ${results.fatal}`);
     if (results.env?.RECOLLECT_HOME !== dirs.recollectHome) {

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { build } from 'rolldown';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { NextSession } from '../../src/core/chapters/chaptersService';
 import { openServices } from '../../src/core/services';
 import { historyViewHandlers } from '../../src/host/historyViewHandlers';
 import { memoryViewHandlers } from '../../src/host/memoryViewHandlers';
@@ -172,5 +173,53 @@ describe('a second VS Code window is a client of the window that owns the store'
     const reopened = await openServices({ home, wasmPath: WASM_PATH }, { embeddings: { missing: 'off in this test' } });
     expect(reopened.browse.dailyLog(10).items.map((e) => e.text)).toEqual(expect.arrayContaining(['written from the second window', 'written after the takeover']));
     reopened.store.close();
+  });
+
+  it.runIf(linux)('chapters_continue and chapters_fork called in the client window open their next session there, not in the owning window', async () => {
+    const home = tempHome('window2-chapters');
+    const log = { info: () => undefined } as unknown as Parameters<typeof joinStoreAsHost>[0]['log'];
+    const first = joinStoreAsHost({ home, build: 'test', log, open: () => openServices({ home, wasmPath: WASM_PATH }, { embeddings: { missing: 'off in this test' } }) });
+    const own = await first.own;
+    // As registerChapters does in the owning window: its opener offers a next session in that window.
+    const offeredByOwner: NextSession[] = [];
+    own.chapters.useOpener({ open: (next) => (offeredByOwner.push(next), Promise.resolve({ opened: false, how: 'offered in the owning window' })) });
+    await own.importer.importPaths([transcriptFixtures()]);
+    const session = own.history.currentSession({ client: 'claude-code' });
+    expect(session).toBeDefined();
+
+    const proc = spawn(process.execPath, [child, home, WASM_PATH], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    const other = new OtherWindow(proc);
+    try {
+      await other.ready;
+      expect(await other.ask('window', 'role')).toMatchObject({ this_process: 'client' });
+      const segment = (await other.ask('window', 'toolHere', { name: 'chapters_segment', input: { sessionId: session!.id } })) as { ok?: boolean; ranges: { startSeq: number; endSeq: number; title: string; summary: string }[] };
+      expect(segment.ranges.length).toBeGreaterThan(0);
+      const chapters = segment.ranges.map(({ startSeq, endSeq, title, summary }) => ({ startSeq, endSeq, title, summary }));
+      const continued = (await other.ask('window', 'toolHere', { name: 'chapters_continue', input: { sessionId: session!.id, chapters, handoffNote: 'carry on from the client window' } })) as { ok: true; childSessionId: string; marker: string; firstMessage: string; opened: unknown };
+      expect(continued).toMatchObject({ ok: true, opened: { opened: false, how: `offered in window ${other.pid}` } });
+      const forked = (await other.ask('window', 'toolHere', { name: 'chapters_fork', input: { sessionId: session!.id, handoffNote: 'another angle' } })) as { ok: true; childSessionId: string; marker: string; firstMessage: string };
+      expect(forked).toMatchObject({ ok: true, opened: { opened: false, how: `offered in window ${other.pid}` } });
+      // Opened in the window that asked, with the answer's own session; the owning window offered nothing.
+      expect(await other.ask('window', 'opened')).toEqual([
+        { childSessionId: continued.childSessionId, marker: continued.marker, intent: 'continue', firstMessage: continued.firstMessage },
+        { childSessionId: forked.childSessionId, marker: forked.marker, intent: 'fork', firstMessage: forked.firstMessage },
+      ]);
+      expect(offeredByOwner).toEqual([]);
+      // The archive is the owner's store: the child is recorded there and its first message is what the client was given.
+      expect(own.chapters.childrenOf(session!.id).map((c) => c.id)).toContain(continued.childSessionId);
+      expect(own.chapters.firstMessageOf(continued.childSessionId)?.firstMessage).toBe(continued.firstMessage);
+
+      // A caller with no editor of its own (an MCP server on the client's side of the socket) is offered the next session by the owning window, as before.
+      const viaMcp = await other.ask('window', 'tool', { name: 'chapters_fork', input: { sessionId: session!.id, handoffNote: 'a third angle' } });
+      expect(viaMcp).toMatchObject({ ok: true, opened: { how: 'offered in the owning window' } });
+      expect(offeredByOwner.map((n) => n.intent)).toEqual(['fork']);
+    } finally {
+      await first.close();
+      proc.stdin.end();
+      await new Promise((r) => proc.once('exit', r));
+      if (stderr) console.log(stderr);
+    }
   });
 });

@@ -28,6 +28,26 @@ export interface NextSessionOpener {
   open(next: NextSession): Promise<{ opened: boolean; how: string }>;
 }
 
+/** What a tool answers before the calling window opens the next session and says how (src/host/toolCall.ts replaces it). */
+const CALLER_OPENS = 'left to the window that made the call to open';
+
+/** Runs an opener; a failure is said in `how`, never thrown (the archive is written either way). */
+export async function openWith(opener: NextSessionOpener, next: NextSession): Promise<{ opened: boolean; how: string }> {
+  try {
+    return await opener.open(next);
+  } catch (err) {
+    return { opened: false, how: `opening the next session failed (${err instanceof Error ? err.message : String(err)}): send firstMessage as the first message of a new session` };
+  }
+}
+
+/** The next session a chapters_continue or chapters_fork answer carries, for the surface that made the call to open; undefined for any other answer. */
+export function nextSessionIn(toolName: string, answer: object): NextSession | undefined {
+  const intent = toolName === 'chapters_continue' ? 'continue' : toolName === 'chapters_fork' ? 'fork' : undefined;
+  const a = answer as Partial<Record<'childSessionId' | 'marker' | 'firstMessage', unknown>> & { ok?: unknown };
+  if (!intent || a.ok === false || typeof a.childSessionId !== 'string' || typeof a.marker !== 'string' || typeof a.firstMessage !== 'string') return undefined;
+  return { childSessionId: a.childSessionId, marker: a.marker, intent, firstMessage: a.firstMessage };
+}
+
 export type ArtifactRequest =
   | { action: 'toc'; ref: string; budget?: number | undefined }
   | { action: 'search'; ref: string; query: string; budget?: number | undefined }
@@ -46,7 +66,7 @@ export class ChaptersService {
     private readonly history: HistoryService,
   ) {}
 
-  /** VS Code sets this at start; the CLI and the MCP server leave it unset. */
+  /** The window that owns the store sets this, for callers without an editor (an MCP server); the CLI and the MCP server leave it unset. */
   useOpener(opener: NextSessionOpener | undefined): void {
     this.opener = opener;
   }
@@ -78,13 +98,11 @@ export class ChaptersService {
     return openDoor(this.store, req);
   }
 
-  async openNext(next: NextSession): Promise<{ opened: boolean; how: string }> {
+  /** Opens the next session with this process's opener, unless the caller opens it itself (a VS Code window: the answer goes back to it unopened). */
+  async openNext(next: NextSession, callerOpens = false): Promise<{ opened: boolean; how: string }> {
+    if (callerOpens) return { opened: false, how: CALLER_OPENS };
     if (!this.opener) return { opened: false, how: 'no editor is attached to this process: start a new session and send firstMessage as its first message' };
-    try {
-      return await this.opener.open(next);
-    } catch (err) {
-      return { opened: false, how: `opening the next session failed (${err instanceof Error ? err.message : String(err)}): send firstMessage as the first message of a new session` };
-    }
+    return openWith(this.opener, next);
   }
 
   search(input: ArchiveSearchInput) {

@@ -101,7 +101,7 @@ export async function runCall(services: Services, call: Call, role: StoreRole): 
     case 'tool': {
       const tool = findTool(call.name);
       if (!tool) throw new Error(`unknown tool "${call.name}"`);
-      return invokeTool(tool, call.input, services, { client: call.client, workspace: call.workspace, store: role });
+      return invokeTool(tool, call.input, services, { client: call.client, workspace: call.workspace, store: role, callerOpens: call.callerOpens === true });
     }
     case 'resources.list':
       return listMemoryResources(services, call.offset, call.limit);

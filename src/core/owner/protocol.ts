@@ -5,7 +5,7 @@ import type * as net from 'node:net';
  * change to the messages below; an owner and a client of different versions never serve each
  * other (the client refuses every call with the reason, and touches nothing).
  */
-export const OWNER_PROTOCOL = 1;
+export const OWNER_PROTOCOL = 2;
 
 /** Which kind of Recollect process this is: said in the hello, shown by memory_status. */
 export type ProcessKind = 'vscode' | 'mcp' | 'serve' | 'cli';
@@ -23,7 +23,8 @@ export type Greeting = { hello: Peer } | { welcome: Peer & { home: string } } | 
 
 /** What a client asks of the owner. Every call names whether it changes the store (see retry in ownerClient). */
 export type Call =
-  | { op: 'tool'; name: string; input: unknown; client: string; workspace?: string | undefined }
+  /** `callerOpens`: the caller (a VS Code window) opens a next session itself (ToolContext.callerOpens). */
+  | { op: 'tool'; name: string; input: unknown; client: string; workspace?: string | undefined; callerOpens?: true }
   | { op: 'resources.list'; offset: number; limit: number }
   | { op: 'resources.read'; uri: string }
   | { op: 'connection.seen'; name: string }

@@ -167,7 +167,7 @@ export class StoreLink implements StoreAccess {
 
   async callTool(name: string, input: unknown, ctx: ToolContext): Promise<object> {
     try {
-      return (await this.call({ op: 'tool', name, input, client: ctx.client, workspace: ctx.workspace })) as object;
+      return (await this.call({ op: 'tool', name, input, client: ctx.client, workspace: ctx.workspace, ...(ctx.callerOpens ? { callerOpens: true as const } : {}) })) as object;
     } catch (err) {
       const refusal = asRefusal(err);
       if (refusal) return refusal;

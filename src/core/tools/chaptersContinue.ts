@@ -111,7 +111,7 @@ export const chaptersContinueTool = defineTool({
       client: ctx.client,
     });
     if (isRefusal(result)) return result;
-    const opened = await services.chapters.openNext(result);
+    const opened = await services.chapters.openNext(result, ctx.callerOpens);
     return { ...result, session: { id: session.id, how: session.how }, opened };
   },
 });

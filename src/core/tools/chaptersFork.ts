@@ -26,7 +26,7 @@ export const chaptersForkTool = defineTool({
     if (isRefusal(session)) return session;
     const result = services.chapters.fork({ sessionId: session.id, note: input.handoffNote, preset: input.preset, budgetTokens: input.budgetTokens });
     if (isRefusal(result)) return result;
-    const opened = await services.chapters.openNext({ ...result, intent: 'fork' });
+    const opened = await services.chapters.openNext({ ...result, intent: 'fork' }, ctx.callerOpens);
     return { ...result, session: { id: session.id, how: session.how }, opened };
   },
 });

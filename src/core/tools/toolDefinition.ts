@@ -10,6 +10,12 @@ export interface ToolContext {
   expandGrant?: string | undefined;
   /** Who holds the database and whether the caller's process is it (see core/owner); memory_status reports it. */
   store?: StoreRole | undefined;
+  /**
+   * The caller opens a next session (chapters_continue, chapters_fork) in its own editor: a
+   * VS Code window, the owner's or a client's, opens it where the person asked for it. Other
+   * callers (an MCP server, the CLI) have no editor, so the owner's opener offers it, if any.
+   */
+  callerOpens?: boolean | undefined;
 }
 
 /** The store's owner (the one process that holds the database) as the caller's process sees it. */

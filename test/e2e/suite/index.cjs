@@ -5,90 +5,24 @@
 // CommonJS on purpose: VS Code loads the tests module with require(), and `vscode` is
 // only resolvable through the extension host's require.
 //
-// No mocha: a test framework would have to be resolvable from here and bundled or
-// installed; a list of async functions run in order is all we need.
-//
-// Results go to the JSON file named by RECOLLECT_E2E_RESULTS. It is rewritten after
-// every test (atomically), so the runner can stream progress and still has partial
-// results if something hangs.
+// Results go to the JSON file named by RECOLLECT_E2E_RESULTS (runner.cjs). The last test opens
+// a second window on the same store, which runs secondWindow.cjs (twoWindows.cjs).
 
 const fs = require('fs');
 const path = require('path');
 const vscode = require('vscode');
 
 const EXTENSION_ID = 'recollect.recollect';
-const DEFAULT_TIMEOUT_MS = 30_000;
 
-// ---------------------------------------------------------------------------------
-// Tiny runner
-// ---------------------------------------------------------------------------------
+const { AssertionError, driver, sleep, until } = require('./driver.cjs');
+const { suite, writeResults } = require('./runner.cjs');
+const { assertOk, callJson, invokeTool, safeStringify, truncate } = require('./tools.cjs');
 
-const tests = [];
-function test(name, fn, timeoutMs = DEFAULT_TIMEOUT_MS) {
-  tests.push({ name, fn, timeoutMs });
-}
+const { test, runAll } = suite();
+const { requestScreenshot, requestClick } = driver(process.env.RECOLLECT_E2E_RESULTS);
 
-class AssertionError extends Error {}
 function assert(condition, message) {
   if (!condition) throw new AssertionError(message);
-}
-
-function withTimeout(promise, ms, name) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new AssertionError(`timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function writeResults(file, results) {
-  // Write-then-rename: the runner polls this file and must never read half of it.
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(results, null, 2));
-  fs.renameSync(tmp, file);
-}
-
-async function runAll(resultsFile) {
-  const results = {
-    done: false,
-    vscodeVersion: vscode.version,
-    node: process.version,
-    // Whether the variables run.mjs put on code-server reached this process; the
-    // extension under test depends on RECOLLECT_HOME pointing at a throwaway store.
-    env: { RECOLLECT_HOME: process.env.RECOLLECT_HOME || null },
-    startedAt: new Date().toISOString(),
-    tests: [],
-  };
-  writeResults(resultsFile, results);
-
-  // RECOLLECT_E2E_ONLY (a regular expression over test names) runs a few tests, after the
-  // activation they all need, for working on one case without the whole run.
-  const only = process.env.RECOLLECT_E2E_ONLY ? new RegExp(process.env.RECOLLECT_E2E_ONLY) : undefined;
-  const chosen = only ? tests.filter((t, i) => i === 0 || only.test(t.name)) : tests;
-  if (only) results.only = String(only);
-  for (const t of chosen) {
-    const started = Date.now();
-    const entry = { name: t.name, ok: false };
-    try {
-      // Context shared with the test so it can attach details to the report.
-      const info = {};
-      await withTimeout(Promise.resolve().then(() => t.fn(info)), t.timeoutMs, t.name);
-      entry.ok = true;
-      if (Object.keys(info).length) entry.info = info;
-    } catch (err) {
-      entry.error = err instanceof AssertionError ? err.message : String((err && err.stack) || err);
-    }
-    entry.ms = Date.now() - started;
-    results.tests.push(entry);
-    writeResults(resultsFile, results);
-  }
-
-  results.done = true;
-  results.passed = results.tests.filter((t) => t.ok).length;
-  results.failed = results.tests.length - results.passed;
-  results.finishedAt = new Date().toISOString();
-  writeResults(resultsFile, results);
-  return results;
 }
 
 // Entry point called by VS Code's extension test support. Rejecting makes the
@@ -104,7 +38,9 @@ exports.run = async function run() {
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
   let results;
   try {
-    results = await runAll(resultsFile);
+    // RECOLLECT_E2E_ONLY (a regular expression over test names) runs a few tests, after the
+    // activation they all need, for working on one case without the whole run.
+    results = await runAll(resultsFile, process.env.RECOLLECT_E2E_ONLY ? new RegExp(process.env.RECOLLECT_E2E_ONLY) : undefined);
   } catch (err) {
     // A bug in the runner itself: record it so the run fails with a reason.
     writeResults(resultsFile, { done: true, fatal: String((err && err.stack) || err), tests: [] });
@@ -116,70 +52,6 @@ exports.run = async function run() {
 // ---------------------------------------------------------------------------------
 // Helpers for calling the extension's language model tools
 // ---------------------------------------------------------------------------------
-
-async function invokeTool(name, input) {
-  const cts = new vscode.CancellationTokenSource();
-  try {
-    // toolInvocationToken undefined = invoked outside a chat request, as another
-    // extension would; the tool must not require a chat context.
-    return await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, cts.token);
-  } finally {
-    cts.dispose();
-  }
-}
-
-// The result's JSON text: a text part's value, or (VS Code 1.106+, where the tools answer
-// with LanguageModelDataPart.json) a JSON data part's bytes. Results cross the extension
-// host/renderer boundary and are re-created on the way back, so check the shape rather
-// than rely on instanceof.
-function firstText(result, toolName) {
-  assert(result && Array.isArray(result.content), `${toolName}: result has no content array: ${safeStringify(result)}`);
-  const part = result.content.find(
-    (p) => p instanceof vscode.LanguageModelTextPart || (p && typeof p.value === 'string') || (p && /json/.test(p.mimeType || '') && p.data),
-  );
-  assert(part, `${toolName}: result has no text or JSON data part (parts: ${safeStringify(result.content)})`);
-  if (typeof part.value === 'string') return part.value;
-  assert(typeof vscode.LanguageModelDataPart === 'function', `${toolName}: a JSON data part on VS Code ${vscode.version}, which has no LanguageModelDataPart`);
-  return new TextDecoder().decode(part.data);
-}
-
-function parseJson(text, toolName) {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new AssertionError(`${toolName}: text part is not JSON (${err.message}): ${truncate(text)}`);
-  }
-}
-
-// Invoke, take the text, parse it: [json, text].
-async function callJson(name, input) {
-  let result;
-  try {
-    result = await invokeTool(name, input);
-  } catch (err) {
-    throw new AssertionError(`${name}: vscode.lm.invokeTool threw: ${(err && err.message) || err}`);
-  }
-  const text = firstText(result, name);
-  return [parseJson(text, name), text];
-}
-
-function assertOk(json, text, name) {
-  assert(json && typeof json === 'object', `${name}: expected a JSON object, got ${truncate(text)}`);
-  assert(json.ok !== false, `${name}: returned ok:false: ${truncate(text)}`);
-}
-
-function truncate(s, n = 600) {
-  s = typeof s === 'string' ? s : safeStringify(s);
-  return s.length > n ? `${s.slice(0, n)}… (${s.length} chars)` : s;
-}
-
-function safeStringify(v) {
-  try {
-    return JSON.stringify(v);
-  } catch {
-    return String(v);
-  }
-}
 
 // Every numeric leaf with its path, e.g. [['facts.total', 3]].
 function numericLeaves(value, prefix = '', out = []) {
@@ -373,19 +245,6 @@ test('Copilot is the named connection "copilot": an agent on the same store addr
 // Command palette, language server, memory browser
 // ---------------------------------------------------------------------------------
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what, fn, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    last = await fn();
-    if (last) return last;
-    if (Date.now() > deadline) throw new AssertionError(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
-
 test('every contributed command is registered, and palette commands run', async (info) => {
   const ext = vscode.extensions.getExtension(EXTENSION_ID);
   const contributed = ((ext.packageJSON.contributes || {}).commands || []).map((c) => c.command);
@@ -456,49 +315,9 @@ test('the memory browser opens from the palette and shows the seeded facts (scre
   info.screenshot = shot.file;
 }, 60_000);
 
-/**
- * Asks run.mjs (which drives the browser) for a screenshot now and waits until it is taken, so
- * the picture shows this moment and not whatever later tests leave on screen. With `text`, the
- * runner also says whether that text is visible anywhere on the page, webviews included.
- */
-async function requestScreenshot(name, text) {
-  const results = process.env.RECOLLECT_E2E_RESULTS;
-  const request = `${results}.screenshot-request`;
-  const done = `${results}.screenshot-done`;
-  fs.rmSync(done, { force: true });
-  fs.writeFileSync(`${request}.tmp`, JSON.stringify({ name, text }));
-  fs.renameSync(`${request}.tmp`, request);
-  try {
-    const answer = await until(`screenshot ${name}`, () => (fs.existsSync(done) ? fs.readFileSync(done, 'utf8') : undefined), 20_000);
-    return JSON.parse(answer);
-  } finally {
-    fs.rmSync(request, { force: true });
-  }
-}
-
 // ---------------------------------------------------------------------------------
 // Session history and rule approval (webview panels)
 // ---------------------------------------------------------------------------------
-
-/**
- * Asks run.mjs to click `selector` inside whichever frame holds it (webviews included) and
- * waits for the answer; retried while the panel is still loading its rows.
- */
-async function requestClick(selector, attempts = 20) {
-  const results = process.env.RECOLLECT_E2E_RESULTS;
-  const request = `${results}.click-request`;
-  const done = `${results}.click-done`;
-  let answer;
-  for (let i = 0; i < attempts; i++) {
-    fs.rmSync(done, { force: true });
-    fs.writeFileSync(`${request}.tmp`, JSON.stringify({ selector }));
-    fs.renameSync(`${request}.tmp`, request);
-    answer = JSON.parse(await until(`click ${selector}`, () => (fs.existsSync(done) ? fs.readFileSync(done, 'utf8') : undefined), 30_000));
-    if (answer.clicked) return answer;
-    await sleep(1000);
-  }
-  throw new AssertionError(`could not click ${selector}: ${answer && answer.error}`);
-}
 
 test('the session-history panel opens on a fixture session, and Continue with chapters on an assistant row archives up to it and opens the next session or its fallback (screenshot)', async (info) => {
   const api = vscode.extensions.getExtension(EXTENSION_ID).exports;
@@ -691,3 +510,6 @@ test('with recollect.toolSurface = mcp the language-model tools are unregistered
   }
   assert((await plainInvocation('memory_status')) === 'answered', 'the language-model tools did not come back with the default surface');
 }, 150_000);
+
+// Last of all: once this window's tests are done, run.mjs closes it and the second window takes the store over.
+require('./twoWindows.cjs')({ test, assert, callJson, assertOk, truncate, safeStringify, until, requestScreenshot, EXTENSION_ID });

@@ -2,7 +2,8 @@
  * A second VS Code window's extension host, without VS Code: a separate process that joins the
  * store as the extension does (src/host/storeOwnership.ts, kind "vscode") and answers the host's
  * own view handlers (memory browser, session history, rule approval, the notes language server)
- * and its language-model tools over that link. Driven by JSON lines on stdin:
+ * and its language-model tools over that link (`tool` as an MCP server calls one, `toolHere` as the
+ * window's language-model tools do, opening a next session with an opener that records it). Driven by JSON lines on stdin:
  * `{id, view, method, params}` → `{id, result}` or `{id, error}`. Bundled by the test that runs it:
  * `node windowChild.cjs <home> <sql-wasm.wasm>`.
  */
@@ -13,6 +14,8 @@ import { memoryViewHandlers } from '../../../src/host/memoryViewHandlers';
 import { notesDataHandlers } from '../../../src/host/notesDataHandlers';
 import { rulesViewHandlers } from '../../../src/host/rulesViewHandlers';
 import { joinStoreAsHost } from '../../../src/host/storeOwnership';
+import { callToolHere } from '../../../src/host/toolCall';
+import type { NextSession } from '../../../src/core/chapters/chaptersService';
 
 type Handlers = Record<string, (params: unknown) => unknown>;
 
@@ -23,6 +26,9 @@ async function main(): Promise<void> {
   const log = { info: (line: string) => lines.push(line) } as unknown as Parameters<typeof joinStoreAsHost>[0]['log'];
   const store = joinStoreAsHost({ home, build: 'test', log, open: () => openServices({ home, wasmPath }, { embeddings: { missing: 'off in this test' } }) });
   const services = await store.services;
+  // This window's opener, as offeringOpener is in VS Code: it records what it was asked to open.
+  const opened: NextSession[] = [];
+  const opener = { open: (next: NextSession) => (opened.push(next), Promise.resolve({ opened: false, how: `offered in window ${process.pid}` })) };
   const views: Record<string, Handlers> = {
     memory: memoryViewHandlers(services, {
       confirm: () => Promise.resolve(true),
@@ -40,6 +46,12 @@ async function main(): Promise<void> {
         const { name, input } = p as { name: string; input: unknown };
         return store.link.callTool(name, input, { client: 'copilot' });
       },
+      // As the language-model tools call a tool (languageModelTools.ts): a next session opens in this window.
+      toolHere: (p) => {
+        const { name, input } = p as { name: string; input: unknown };
+        return callToolHere(store.link, opener, name, input, { client: 'copilot' });
+      },
+      opened: () => opened,
       log: () => lines,
     },
   };
