@@ -220,7 +220,7 @@ describe('one owner per store home, clients over a local socket', () => {
         socket.on('error', reject);
       });
       const lines = answer.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(lines).toEqual([{ refused: { reason: expect.stringMatching(/speaks owner protocol 1; the client sent owner protocol 99/), owner: expect.objectContaining({ protocol: OWNER_PROTOCOL }) } }]);
+      expect(lines).toEqual([{ refused: { reason: expect.stringMatching(new RegExp(`speaks owner protocol ${OWNER_PROTOCOL}; the client sent owner protocol 99`)), owner: expect.objectContaining({ protocol: OWNER_PROTOCOL }) } }]);
       expect(fs.readFileSync(path.join(home, 'journal.jsonl')).equals(journalBefore)).toBe(true);
     } finally {
       await owner.close();
