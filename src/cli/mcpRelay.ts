@@ -92,6 +92,8 @@ class McpRelay {
   private readOnly = new Set<string>();
   private owner: Peer | undefined;
   private ended = false;
+  /** When the owner was last found gone, for the takeover's log line. */
+  private lostAt: number | undefined;
 
   constructor(private readonly opts: RelayOptions) {
     this.me = { protocol: OWNER_PROTOCOL, build: opts.build, pid: process.pid, kind: 'mcp' };
@@ -266,6 +268,7 @@ class McpRelay {
     this.pending.clear();
     this.queue.unshift(...resend);
     if (this.ended) return;
+    this.lostAt = performance.now();
     this.opts.log(`store owner: process ${this.owner?.pid ?? '?'} went away; electing a new one`);
     void this.reelect();
   }
@@ -315,10 +318,13 @@ class McpRelay {
   }
 
   private async runHere(claim: string | undefined): Promise<void> {
-    if (this.owner) this.opts.log(claim ? 'store owner: this relay won the election; loading the full server' : 'store owner: the owner runs no MCP sessions for relays; loading the full server');
+    const since = (at: number | undefined) => (at === undefined ? '' : ` ${(performance.now() - at).toFixed(0)} ms after the owner went`);
+    if (this.owner && !claim) this.opts.log('store owner: the owner runs no MCP sessions for relays; loading the full server');
+    const claimed = since(this.lostAt);
     let upstream: Upstream;
     try {
       upstream = await this.opts.loadFull(claim, (m) => this.fromUpstream(m));
+      if (this.owner && claim) this.opts.log(`store owner: this relay took over the store: claimed it${claimed}, full server loaded${since(this.lostAt)}`);
     } catch (err) {
       this.opts.log(`cannot load the full server: ${(err as Error).message}`);
       process.exitCode = 1;
