@@ -1,10 +1,13 @@
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { mcpSessionHook } from '../../src/cli/mcpSession';
+import { StoreLink } from '../../src/core/owner/storeLink';
+import { openServices } from '../../src/core/services';
 import { queryRows } from '../../src/core/store/sqlite';
 import { connectMcp, type McpSession } from './helpers/mcpClient';
 import { connectHttp, startServe } from './helpers/mcpHttp';
 import { openFiles } from './helpers/processInfo';
-import { openTemp, tempHome } from './helpers/tempStore';
+import { openTemp, tempHome, WASM_PATH } from './helpers/tempStore';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ENV = { env: { RECOLLECT_EMBEDDINGS: 'off' } };
@@ -120,5 +123,29 @@ describe('recollect mcp as a thin relay to the store owner', () => {
     expect(acked.filter((a) => !present.has(a.statement))).toEqual([]);
     expect(acked.filter((a) => a.statement.startsWith('relay storm 0')).every((a) => a.source === 'relay-agent')).toBe(true);
     expect(acked.length).toBeGreaterThan(40);
+  });
+
+  it.runIf(linux)('a VS Code window that owns the store runs a relay\'s session too; when the window closes, the relay takes the store over and its session goes on', async () => {
+    const home = tempHome('relay-window');
+    // The extension host's side, in this process, with the hook the extension passes (host/container.ts).
+    const window = StoreLink.start({ home, kind: 'vscode', build: 'test', mcpSession: mcpSessionHook('test'), open: () => openServices({ home, wasmPath: WASM_PATH }, { embeddings: { missing: 'off in this test' } }) });
+    expect(await window.ready()).toBe('owner');
+    const relay = await connectMcp(home, 'window-relay', ENV);
+    const relayPid = relay.transport.pid as number;
+    try {
+      expect(await storeOwner(relay)).toMatchObject({ owner: { pid: process.pid, kind: 'vscode' }, this_process: 'client', pid: relayPid });
+      expect(anonMb(relayPid)).toBeLessThan(25);
+      expect(await relay.call('remember', { statement: 'written through the window' })).toMatchObject({ ok: true, source: 'window-relay' });
+    } finally {
+      await window.close();
+    }
+    try {
+      expect(await storeOwner(relay)).toMatchObject({ owner: { pid: relayPid, kind: 'mcp' }, this_process: 'owner' });
+      const found = await relay.call('search_text', { query: 'window' });
+      expect((found.hits as { text: string }[]).map((h) => h.text)).toEqual(['written through the window']);
+      expect(await relay.call('remember', { statement: 'written after the window closed' })).toMatchObject({ ok: true, source: 'window-relay' });
+    } finally {
+      await relay.close();
+    }
   });
 });
