@@ -48,7 +48,7 @@ const DEFAULT_BUDGET_MB = 512;
 const SHARED_GOAL = 1.3;
 
 interface ImportRun {
-  /** sha256 of the cli.js that imported the store (its first 16 hex digits). */
+  /** sha256 of the CLI that imported the store (cliBuild). */
   build?: string;
   wallMs: number;
   exitCode: number | null;
@@ -95,7 +95,7 @@ export async function runScaleSection(ctx: BenchContext): Promise<void> {
   const save = () => fs.writeFileSync(savedFile, JSON.stringify(saved));
   const cli = privateCli(path.dirname(ctx.script), dir);
   // A store and its figures are reused only by the build that imported them: another build may read it differently or not at all.
-  const build = createHash('sha256').update(fs.readFileSync(cli)).digest('hex').slice(0, 16);
+  const build = cliBuild(cli);
   const { preload, outFile } = exitPeakPreload(dir);
   const env = { ...process.env, RECOLLECT_HOME: home, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim() };
 
@@ -241,6 +241,14 @@ function privateCli(distDir: string, dir: string): string {
   fs.rmSync(copy, { recursive: true, force: true });
   fs.cpSync(distDir, copy, { recursive: true, filter: (src) => !src.endsWith('.map') && path.basename(src) !== 'webview' && path.basename(src) !== 'bench.js' });
   return path.join(copy, 'cli.js');
+}
+
+/** sha256 of the CLI (its small entry and, beside it, the full CLI it loads), first 16 hex digits. */
+function cliBuild(cli: string): string {
+  const hash = createHash('sha256').update(fs.readFileSync(cli));
+  const full = path.join(path.dirname(cli), 'cliMain.js');
+  if (fs.existsSync(full)) hash.update(fs.readFileSync(full));
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** Section 3's search_text against FTS5, on this store's memory rows (the FTS5 copy is built here and timed). */
