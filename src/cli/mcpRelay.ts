@@ -92,6 +92,8 @@ class McpRelay {
   private readOnly = new Set<string>();
   private owner: Peer | undefined;
   private ended = false;
+  /** Calls the owners did not run since one last answered: each hang-up for one waits longer before asking again (a handover closing a large store takes seconds). */
+  private notRunInARow = 0;
   /** When the owner was last found gone, for the takeover's log line. */
   private lostAt: number | undefined;
 
@@ -171,9 +173,11 @@ class McpRelay {
     if (error?.code === MCP_NOT_RUN && error.data?.notRun === true) {
       // The owner is handing over or leaving: this call goes to the next owner, write or not.
       this.queue.unshift(asked);
+      this.notRunInARow++;
       this.leave();
       return;
     }
+    this.notRunInARow = 0;
     if (asked === this.initialize) this.initializeAnswered = true;
     this.toClient(message);
     if (this.leaving && !this.pending.size) this.onHangUp?.();
@@ -313,6 +317,7 @@ class McpRelay {
   }
 
   private async reelect(): Promise<void> {
+    if (this.notRunInARow) await new Promise((r) => setTimeout(r, Math.min(20 * 2 ** this.notRunInARow, 500)));
     const elected = await this.elect();
     if (!this.ended) await this.take(elected);
   }
