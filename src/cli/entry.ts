@@ -3,12 +3,14 @@ import * as path from 'node:path';
 import { resolveStoreHome } from '../core/store/home';
 import type { McpSessionOptions } from '../core/owner/protocol';
 import { relayMcp, type Upstream } from './mcpRelay';
+import { relayTool } from './toolRelay';
 
 /**
  * The `recollect` command's entry: small on purpose. `recollect mcp` with an owner that runs MCP
- * sessions only relays its stdio there (mcpRelay.ts) and never loads the full CLI (cliMain.js:
- * the MCP SDK, the tools, the store), which is what makes a client cost little more than Node.
- * Every other command, and `mcp` with no such owner, runs the full CLI as before.
+ * sessions only relays its stdio there (mcpRelay.ts), and `recollect tool` with an owner running
+ * only sends it the call (toolRelay.ts); neither loads the full CLI (cliMain.js: the MCP SDK, the
+ * tools, the store), which is what makes a client cost little more than Node. Every other
+ * command, and these two when they cannot relay, run the full CLI as before.
  */
 
 declare const __RECOLLECT_VERSION__: string;
@@ -45,6 +47,13 @@ async function start(argv: string[]): Promise<void> {
       log: (line) => process.stderr.write(`recollect: ${line}\n`),
     });
     if (relayed) return;
+  }
+  if (command === 'tool' && rest[0]) {
+    const code = await relayTool({ home: resolveStoreHome(), build: VERSION, name: rest[0], json: rest[1], out: (t) => process.stdout.write(t) });
+    if (code !== undefined) {
+      process.exitCode = code;
+      return;
+    }
   }
   full().runCli(argv);
 }

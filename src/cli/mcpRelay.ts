@@ -142,10 +142,10 @@ class McpRelay {
       socket.on('connect', () => send(socket, { hello: this.me, mcp: this.opts.session }));
       readLines(socket, (message) => {
         if (greeted) return onMessage(message as Message);
-        const m = message as { welcome?: Peer; mcp?: { readOnlyTools?: string[] } };
+        const m = message as { welcome?: Peer; readOnlyTools?: string[]; mcp?: true };
         // Refused, another protocol, or an owner that runs no MCP sessions: the full server deals with each as today.
-        if (!m.welcome || m.welcome.protocol !== OWNER_PROTOCOL || !m.mcp) return settle({ kind: 'notServed' });
-        settle({ kind: 'served', socket, owner: m.welcome, readOnlyTools: m.mcp.readOnlyTools ?? [] });
+        if (!m.welcome || m.welcome.protocol !== OWNER_PROTOCOL || m.mcp !== true) return settle({ kind: 'notServed' });
+        settle({ kind: 'served', socket, owner: m.welcome, readOnlyTools: m.readOnlyTools ?? [] });
       });
     });
   }

@@ -1,10 +1,12 @@
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mcpSessionHook } from '../../src/cli/mcpSession';
 import { StoreLink } from '../../src/core/owner/storeLink';
 import { openServices } from '../../src/core/services';
 import { queryRows } from '../../src/core/store/sqlite';
-import { connectMcp, type McpSession } from './helpers/mcpClient';
+import { CLI, connectMcp, type McpSession } from './helpers/mcpClient';
 import { connectHttp, startServe } from './helpers/mcpHttp';
 import { openFiles } from './helpers/processInfo';
 import { openTemp, tempHome, WASM_PATH } from './helpers/tempStore';
@@ -33,10 +35,25 @@ async function notes(home: string): Promise<{ text: string; source: string }[]> 
   }
 }
 
+/** `recollect tool` as a process of its own; `anonAtExit` is its RssAnon as it exited (MB), written by a --require preload. */
+async function oneShot(home: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; anonAtExit: number }> {
+  const preload = path.join(home, 'anon-at-exit.cjs');
+  const out = path.join(home, 'anon-at-exit.txt');
+  fs.writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, /RssAnon:\\s+(\\d+)/.exec(require('node:fs').readFileSync('/proc/self/status', 'utf8'))[1]));`);
+  const env = { ...process.env, RECOLLECT_HOME: home, RECOLLECT_EMBEDDINGS: 'off', NODE_OPTIONS: `--require ${preload}` };
+  // Not spawnSync: the owner may be this process's own event loop.
+  const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = execFile(process.execPath, [CLI, 'tool', ...args], { env, encoding: 'utf8' }, (_err, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }));
+  });
+  const anonAtExit = Number(fs.readFileSync(out, 'utf8')) / 1024;
+  fs.rmSync(out);
+  return { ...r, anonAtExit };
+}
+
 const storeOwner = async (m: Pick<McpSession, 'call'>) => (await m.call('memory_status', {})).store_owner as StoreOwner;
 
 describe('recollect mcp as a thin relay to the store owner', () => {
-  it.runIf(linux)('started while an owner serves, it runs no MCP server of its own: the owner runs its session under its own name and pid, and it holds little more than Node', async () => {
+  it.runIf(linux)('started while an owner serves, it runs no MCP server of its own: the owner runs its session under its own name and pid, and it holds little more than Node; so does a one-shot recollect tool', async () => {
     const home = tempHome('relay');
     const owner = await connectMcp(home, 'owner', ENV);
     const relay = await connectMcp(home, 'relay-client', { ...ENV, args: ['--name', 'named-relay'] });
@@ -54,6 +71,22 @@ describe('recollect mcp as a thin relay to the store owner', () => {
       console.log(`relay RssAnon ${anon.toFixed(1)} MB, owner ${anonMb(owner.transport.pid as number).toFixed(1)} MB`);
       expect(anon).toBeLessThan(25);
       expect(openFiles(relayPid).filter((f) => f.startsWith(home) && /store\.sqlite|journal\.jsonl/.test(f))).toEqual([]);
+
+      // A one-shot `recollect tool` only sends the owner its call: its answers, refusals and exit codes are the full CLI's.
+      const wrote = await oneShot(home, ['remember', JSON.stringify({ statement: 'one-shot write about the heron' })]);
+      expect(wrote.code).toBe(0);
+      expect(JSON.parse(wrote.stdout)).toMatchObject({ ok: true, source: 'cli' });
+      console.log(`one-shot tool RssAnon at exit ${wrote.anonAtExit.toFixed(1)} MB`);
+      expect(wrote.anonAtExit).toBeLessThan(25);
+      const status = await oneShot(home, ['memory_status', '{}']);
+      expect(JSON.parse(status.stdout).store_owner).toMatchObject({ owner: { pid: owner.transport.pid }, this_process: 'client' });
+      const refused = await oneShot(home, ['remember', JSON.stringify({ statement: '' })]);
+      expect(refused.code).toBe(3);
+      expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, reason: expect.any(String) });
+      const unknown = await oneShot(home, ['no_such_tool', '{}']);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toMatch(/unknown tool "no_such_tool"; known: /);
+      expect((await owner.call('search_text', { query: 'heron' })).hits).toHaveLength(2);
     } finally {
       await relay.close();
       await owner.close();

@@ -86,14 +86,16 @@ export class OwnerServer {
           return;
         }
         client = hello;
+        // Which tools only read: a relay asks a call of one of them again of the next owner when this one dies before answering.
+        const readOnlyTools = TOOLS.filter((t) => t.effects.readOnly).map((t) => t.name);
         const startSession = this.hooks.mcpSession;
         if (mcp && startSession) {
-          send(socket, { welcome: this.me, mcp: { readOnlyTools: TOOLS.filter((t) => t.effects.readOnly).map((t) => t.name) } });
+          send(socket, { welcome: this.me, readOnlyTools, mcp: true });
           session = relayChannel(socket);
           startSession(session, this.sessionAccess(hello), mcp);
           return;
         }
-        send(socket, { welcome: this.me });
+        send(socket, { welcome: this.me, readOnlyTools });
         return;
       }
       void this.answer(socket, message as Request, client);

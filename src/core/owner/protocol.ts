@@ -23,11 +23,12 @@ export interface Peer {
  * with `mcp` is a relay (`recollect mcp` as a thin process): the owner that welcomes it with
  * `mcp` runs an MCP session for it, and every later line either way is a JSON-RPC message of that
  * session (plus the owner's goodbye); a welcome without `mcp` is an owner that runs no MCP
- * sessions (a VS Code window), and the relay hangs up and serves MCP itself.
+ * sessions, and the relay hangs up and serves MCP itself. `readOnlyTools`: the tools that only
+ * read, which a thin process (it has no registry) asks again of the next owner when this one dies.
  */
 export type Greeting =
   | { hello: Peer; mcp?: McpSessionOptions }
-  | { welcome: Peer & { home: string }; mcp?: { readOnlyTools: string[] } }
+  | { welcome: Peer & { home: string }; readOnlyTools: string[]; mcp?: true }
   | { refused: { reason: string; owner: Peer } };
 
 /** What the owner needs to run a relay's MCP session as the relay's own process would. */
