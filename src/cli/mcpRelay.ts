@@ -217,9 +217,7 @@ class McpRelay {
     this.readOnly = new Set(reached.readOnlyTools);
     socket.on('error', () => undefined); // its close follows
     const upstream: Upstream = {
-      send: (m) => {
-        if (!socket.write(JSON.stringify(m) + '\n')) return; // the socket buffers; the owner reads at its pace
-      },
+      send: (m) => void socket.write(JSON.stringify(m) + '\n'),
       close: () =>
         new Promise<void>((resolve) => {
           if (socket.destroyed) return resolve();
