@@ -22,6 +22,10 @@ export interface ProcessPeak {
   peakRss: number;
   /** Anonymous memory at the sampled peak (RssAnon): what the process itself holds, not the mapped files it shares. */
   peakAnon: number;
+  /** The largest sampled Pss (/proc/<pid>/smaps_rollup): its resident pages, each shared one divided by the number of processes mapping it. */
+  peakPss: number;
+  /** The largest sampled RssAnon. */
+  maxAnon: number;
   /** The kernel's high-water mark: the last VmHWM read while it ran, or the one it wrote itself at exit when larger. */
   hwm: number;
   samples: number;
@@ -34,7 +38,21 @@ export interface ProcessPeak {
 interface Status {
   rss: number;
   anon: number;
+  /** Resident pages of mapped files (the node binary and its libraries, shared by every node process) and shared memory. */
+  file: number;
+  shmem: number;
   hwm: number;
+  pss: number;
+}
+
+/** Pss from smaps_rollup (Linux 4.14+), 0 where it cannot be read. */
+function readPss(pid: number): number {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function readStatus(pid: number): Status | undefined {
@@ -50,7 +68,7 @@ function readStatus(pid: number): Status | undefined {
   };
   // A zombie has no memory lines: it is gone as far as memory goes.
   if (!/VmRSS:/.test(text)) return undefined;
-  return { rss: kb('VmRSS'), anon: kb('RssAnon'), hwm: kb('VmHWM') };
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile'), shmem: kb('RssShmem'), hwm: kb('VmHWM'), pss: readPss(pid) };
 }
 
 function parentOf(pid: number): number | undefined {
@@ -86,6 +104,14 @@ export class ProcessTreeSampler {
   readonly peaks = new Map<number, ProcessPeak>();
   /** The largest sum of the RSS of the processes in each group seen at one sample. */
   readonly groupPeaks = new Map<string, number>();
+  /** The largest sum of their Pss seen at one sample. */
+  readonly groupPssPeaks = new Map<string, number>();
+  /**
+   * The largest memory the group held at one sample with shared pages counted once: the sum of
+   * their anonymous and shared-memory pages, plus the largest one's file pages (every process
+   * here maps the same node binary and libraries, and reads its scripts rather than mapping them).
+   */
+  readonly groupUniquePeaks = new Map<string, number>();
   private readonly groups = new Map<string, Set<number>>();
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
@@ -168,13 +194,13 @@ export class ProcessTreeSampler {
 
   private add(pid: number, ppid: number, label: string): void {
     if (this.peaks.has(pid)) return;
-    this.peaks.set(pid, { pid, ppid, label, command: commandOf(pid), peakRss: 0, peakAnon: 0, hwm: 0, samples: 0, firstSeenMs: Date.now() - this.t0, lastSeenMs: 0, timeline: [] });
+    this.peaks.set(pid, { pid, ppid, label, command: commandOf(pid), peakRss: 0, peakAnon: 0, peakPss: 0, maxAnon: 0, hwm: 0, samples: 0, firstSeenMs: Date.now() - this.t0, lastSeenMs: 0, timeline: [] });
   }
 
   private tick(): void {
     if (this.ticks++ % this.scanEvery === 0) this.findChildren();
     const now = Date.now() - this.t0;
-    const rssNow = new Map<number, number>();
+    const statusNow = new Map<number, Status>();
     for (const p of this.peaks.values()) {
       const s = readStatus(p.pid);
       if (!s) continue;
@@ -185,13 +211,30 @@ export class ProcessTreeSampler {
         p.peakAnon = s.anon;
       }
       p.hwm = Math.max(p.hwm, s.hwm);
+      p.peakPss = Math.max(p.peakPss, s.pss);
+      p.maxAnon = Math.max(p.maxAnon, s.anon);
       p.timeline.push([now, s.rss]);
-      rssNow.set(p.pid, s.rss);
+      statusNow.set(p.pid, s);
     }
     for (const [g, roots] of this.groups) {
-      let sum = 0;
-      for (const root of roots) for (const p of this.tree(root)) sum += rssNow.get(p.pid) ?? 0;
-      this.groupPeaks.set(g, Math.max(this.groupPeaks.get(g) ?? 0, sum));
+      let rss = 0;
+      let pss = 0;
+      let own = 0;
+      let file = 0;
+      for (const root of roots) {
+        for (const p of this.tree(root)) {
+          const s = statusNow.get(p.pid);
+          if (!s) continue;
+          rss += s.rss;
+          pss += s.pss;
+          own += s.anon + s.shmem;
+          file = Math.max(file, s.file);
+        }
+      }
+      const peak = (m: Map<string, number>, v: number) => m.set(g, Math.max(m.get(g) ?? 0, v));
+      peak(this.groupPeaks, rss);
+      peak(this.groupPssPeaks, pss);
+      peak(this.groupUniquePeaks, own + file);
     }
   }
 

@@ -48,7 +48,7 @@ const DEFAULT_BUDGET_MB = 512;
 const SHARED_GOAL = 1.3;
 
 interface ImportRun {
-  /** sha256 of the cli.js that imported the store (its first 16 hex digits). */
+  /** sha256 of the CLI that imported the store (cliBuild). */
   build?: string;
   wallMs: number;
   exitCode: number | null;
@@ -95,7 +95,7 @@ export async function runScaleSection(ctx: BenchContext): Promise<void> {
   const save = () => fs.writeFileSync(savedFile, JSON.stringify(saved));
   const cli = privateCli(path.dirname(ctx.script), dir);
   // A store and its figures are reused only by the build that imported them: another build may read it differently or not at all.
-  const build = createHash('sha256').update(fs.readFileSync(cli)).digest('hex').slice(0, 16);
+  const build = cliBuild(cli);
   const { preload, outFile } = exitPeakPreload(dir);
   const env = { ...process.env, RECOLLECT_HOME: home, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim() };
 
@@ -186,22 +186,26 @@ export async function runScaleSection(ctx: BenchContext): Promise<void> {
   const addRows = (peaks: ProcessPeak[]) => {
     for (const p of peaks) {
       const peak = Math.max(p.peakRss, p.hwm);
-      rows.push([p.label, p.pid, mb(p.peakRss), mb(p.hwm), mb(p.peakAnon), `${budgetMb} MB`, peak <= budget ? 'PASS' : 'MISS']);
+      rows.push([p.label, p.pid, mb(p.peakRss), mb(p.hwm), mb(p.peakAnon), mb(p.maxAnon), mb(p.peakPss), `${budgetMb} MB`, peak <= budget ? 'PASS' : 'MISS']);
       verdictRows.push([p.label, peak]);
     }
   };
   addRows(imported.processes);
   addRows(procs.peaks);
-  table(['process', 'pid', 'peak RSS (sampled)', 'VmHWM', 'anon at peak', 'budget', 'verdict'], rows);
+  table(['process', 'pid', 'peak RSS (sampled)', 'VmHWM', 'anon at peak', 'peak anon', 'peak Pss', 'budget', 'verdict'], rows);
   const over = verdictRows.filter(([, peak]) => peak > budget);
   result('processes over the budget', `${over.length} of ${verdictRows.length}`, `0 (each ≤ ${budgetMb} MB)`, over.length === 0);
   ctx.verdicts.push([`scale: every process ≤ ${budgetMb} MB`, over.length === 0]);
   const largest = Math.max(...procs.five.map((p) => Math.max(p.peakRss, p.hwm)));
   const sumOfPeaks = procs.five.reduce((a, p) => a + Math.max(p.peakRss, p.hwm), 0);
-  const shared = procs.fiveTogether / largest;
-  result('five long-lived processes: peak of their summed RSS', `${mb(procs.fiveTogether)} (sum of their peaks ${mb(sumOfPeaks)})`);
-  result('  together / the largest of them', ratio(shared), `≤ ${SHARED_GOAL.toFixed(2)}×`, shared <= SHARED_GOAL);
+  const sharedRss = procs.fiveTogether / largest;
+  const shared = procs.fiveUnique / largest;
+  result('five long-lived processes: peak of their summed RSS', `${mb(procs.fiveTogether)} (sum of their peaks ${mb(sumOfPeaks)}); / the largest ${ratio(sharedRss)}`);
+  result('  peak of their summed Pss', mb(procs.fivePss));
+  result('  peak of their memory with shared pages counted once (anon + shmem summed, file pages of the largest once)', mb(procs.fiveUnique));
+  result('  together (shared pages once) / the largest of them (its RSS)', ratio(shared), `≤ ${SHARED_GOAL.toFixed(2)}×`, shared <= SHARED_GOAL);
   note('the five: mcp #1 (the VS Code window\'s stand-in), mcp #2, mcp #3, serve, and the processes they started (or any other process with this store\'s RECOLLECT_HOME in its environment), summed at each sample; the one-shot tool is not among them (it comes and goes).');
+  note('summed RSS counts the node binary\'s and its libraries\' file pages once per process, though the kernel holds them once for every node process on the machine; Pss divides each shared page among every process that maps it (node processes outside the five too, so on a busy machine it is lower than what the five alone would hold). The goal is judged on the five\'s own pages with the shared ones counted once: docs/performance.md "Scale".');
   ctx.verdicts.push([`scale: window + 3 mcp + serve ≤ ${SHARED_GOAL}× one of them`, shared <= SHARED_GOAL]);
 
   console.log('');
@@ -237,6 +241,14 @@ function privateCli(distDir: string, dir: string): string {
   fs.rmSync(copy, { recursive: true, force: true });
   fs.cpSync(distDir, copy, { recursive: true, filter: (src) => !src.endsWith('.map') && path.basename(src) !== 'webview' && path.basename(src) !== 'bench.js' });
   return path.join(copy, 'cli.js');
+}
+
+/** sha256 of the CLI (its small entry and, beside it, the full CLI it loads), first 16 hex digits. */
+function cliBuild(cli: string): string {
+  const hash = createHash('sha256').update(fs.readFileSync(cli));
+  const full = path.join(path.dirname(cli), 'cliMain.js');
+  if (fs.existsSync(full)) hash.update(fs.readFileSync(full));
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** Section 3's search_text against FTS5, on this store's memory rows (the FTS5 copy is built here and timed). */
@@ -363,7 +375,7 @@ function firstCalls(q: string): [string, Record<string, unknown>][] {
   ];
 }
 
-async function runProcesses(cli: string, env: NodeJS.ProcessEnv, exitPeaks: string, queries: BenchQuery[]): Promise<{ peaks: ProcessPeak[]; five: ProcessPeak[]; fiveTogether: number; calls: CallTiming[] }> {
+async function runProcesses(cli: string, env: NodeJS.ProcessEnv, exitPeaks: string, queries: BenchQuery[]): Promise<{ peaks: ProcessPeak[]; five: ProcessPeak[]; fiveTogether: number; fivePss: number; fiveUnique: number; calls: CallTiming[] }> {
   fs.rmSync(exitPeaks, { force: true });
   const sampler = new ProcessTreeSampler({ env: `RECOLLECT_HOME=${env.RECOLLECT_HOME as string}`, into: ['five'] }).start();
   const calls: CallTiming[] = [];
@@ -431,7 +443,7 @@ async function runProcesses(cli: string, env: NodeJS.ProcessEnv, exitPeaks: stri
   const oneShot = new Set(oneShotPid === undefined ? [] : sampler.tree(oneShotPid).map((p) => p.pid));
   const all = [...sampler.peaks.values()].map(withoutTimeline);
   const five = all.filter((p) => !oneShot.has(p.pid));
-  return { peaks: [...five, ...all.filter((p) => oneShot.has(p.pid))], five, fiveTogether: sampler.groupPeaks.get('five') ?? NaN, calls };
+  return { peaks: [...five, ...all.filter((p) => oneShot.has(p.pid))], five, fiveTogether: sampler.groupPeaks.get('five') ?? NaN, fivePss: sampler.groupPssPeaks.get('five') ?? NaN, fiveUnique: sampler.groupUniquePeaks.get('five') ?? NaN, calls };
 }
 
 /** Waits until none of `pids` runs any more (a closing store may checkpoint before its process exits). */

@@ -13,7 +13,10 @@ const only = onlyArg > 0 ? new Set(process.argv[onlyArg + 1].split(',')) : undef
 /** Node bundles: everything inlined except VS Code's API and node's own modules. */
 const nodeTargets = [
   { name: 'extension', entry: 'src/extension.ts', out: 'extension.js' },
-  { name: 'cli', entry: 'src/cli/main.ts', out: 'cli.js', banner: '#!/usr/bin/env node' },
+  // The command's small entry: a relayed `recollect mcp` runs on it alone (src/cli/entry.ts); it
+  // loads the full CLI, built beside it, for everything else.
+  { name: 'cli', entry: 'src/cli/entry.ts', out: 'cli.js', banner: '#!/usr/bin/env node' },
+  { name: 'cliMain', entry: 'src/cli/main.ts', out: 'cliMain.js', with: ['cli', 'bench'] },
   // The notes language server: its own process, started by the extension's language client.
   { name: 'server', entry: 'src/server/server.ts', out: 'server.js' },
   { name: 'bench', entry: 'bench/main.ts', out: 'bench.js', external: ['better-sqlite3'], dev: true },

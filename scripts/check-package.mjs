@@ -16,7 +16,7 @@ if (!modelFiles.some((f) => f.endsWith('/model.json')) || !modelFiles.some((f) =
   process.exit(1);
 }
 const must = [
-  'extension/package.json', 'extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/server.js', 'extension/dist/compactWorker.js', 'extension/dist/readWorker.js', 'extension/dist/sql-wasm.wasm', 'extension/dist/re2.wasm',
+  'extension/package.json', 'extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/cliMain.js', 'extension/dist/server.js', 'extension/dist/compactWorker.js', 'extension/dist/readWorker.js', 'extension/dist/sql-wasm.wasm', 'extension/dist/re2.wasm',
   'extension/dist/embedWorker.js', 'extension/dist/tfjs-backend-wasm.wasm', 'extension/dist/tfjs-backend-wasm-simd.wasm', ...modelFiles,
 ];
 const missing = must.filter((f) => !listing.includes(f));

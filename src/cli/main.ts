@@ -21,7 +21,8 @@ import { FORGET_USAGE, parseForgetArgs, runForget } from './forgetCommand';
 import { asRefusal, StoreLink } from '../core/owner/storeLink';
 import { refuse } from '../core/refusal';
 import { serviceProxy } from '../core/owner/serviceProxy';
-import type { ProcessKind } from '../core/owner/protocol';
+import type { McpSessionOptions, ProcessKind } from '../core/owner/protocol';
+import { localMcpSession, mcpSessionHook } from './mcpSession';
 import { POOL_USAGE, poolCommand } from './poolCommand';
 
 declare const __RECOLLECT_VERSION__: string;
@@ -243,8 +244,8 @@ function openCliServices(background = false): Promise<Services> {
  * owner itself, which opens the store. A one-shot command with no owner running owns the store
  * for its lifetime rather than open it beside the election, so no two processes ever hold it.
  */
-function linkStore(kind: ProcessKind, background: boolean): StoreLink {
-  return StoreLink.start({ home: resolveStoreHome(), kind, build: VERSION, open: () => openCliServices(background), log: (line) => process.stderr.write(`recollect: ${line}\n`) });
+function linkStore(kind: ProcessKind, background: boolean, claim?: string): StoreLink {
+  return StoreLink.start({ home: resolveStoreHome(), kind, build: VERSION, open: () => openCliServices(background), log: (line) => process.stderr.write(`recollect: ${line}\n`), mcpSession: mcpSessionHook(VERSION), claim });
 }
 
 /** A write the store refused (a full disk, a read-only folder) is printed as the refusal it is, exit 3. */
@@ -266,12 +267,34 @@ async function withLink(kind: ProcessKind, fn: (link: StoreLink) => Promise<numb
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`recollect: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = EXIT.failed;
-  },
-);
+/** The whole CLI, loaded by the small entry (entry.ts) for every command but a relayed `recollect mcp`. */
+export function runCli(argv: string[]): void {
+  main(argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`recollect: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = EXIT.failed;
+    },
+  );
+}
+
+/**
+ * A relay's session once it runs here (mcpRelay.ts): it won the election (`claim`), or its owner
+ * runs no MCP sessions. The store link and MCP server are those of `recollect mcp`.
+ */
+export async function relaySessionHere(claim: string | undefined, session: McpSessionOptions, toClient: (message: Record<string, unknown>) => void): Promise<{ send(message: Record<string, unknown>): void; close(): Promise<void> }> {
+  setWasmCompilation('server');
+  const link = linkStore('mcp', true, claim);
+  // It takes over by definition: its first job is to answer the calls waiting for it.
+  link.onRole((role) => role === 'owner' && warmTokenizer(10_000));
+  const local = localMcpSession(link, VERSION, session, toClient);
+  return {
+    send: local.send,
+    close: async () => {
+      await local.close();
+      await link.close();
+    },
+  };
+}

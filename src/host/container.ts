@@ -25,6 +25,7 @@ import { registerRulesReview } from './rulesPanel';
 import { showSemanticProgress } from './semanticProgress';
 import { StatusBar } from './statusBar';
 import { joinStoreAsHost } from './storeOwnership';
+import { mcpSessionHook } from '../cli/mcpSession';
 import { registerTeamPool } from './teamPool';
 import { registerToolSurface } from './toolSurface';
 
@@ -73,7 +74,9 @@ export function startRecollect(context: vscode.ExtensionContext): RecollectApi {
     // Read on each write too, so a pattern added or a scope switched off applies to the next one.
     redaction: () => redactionSettingsFrom({ extraPatterns: config().get('redaction.extraPatterns'), disabledScopes: config().get('redaction.disabledScopes') }),
   });
-  const store = joinStoreAsHost({ home, build: String(context.extension.packageJSON.version ?? ''), open, log });
+  const build = String(context.extension.packageJSON.version ?? '');
+  // While this window owns the store it runs the MCP session of each `recollect mcp` relaying to it (cli/mcpRelay.ts).
+  const store = joinStoreAsHost({ home, build, open, log, mcpSession: mcpSessionHook(build) });
   // The views, commands, tools and language server all go through this, in the owner as in a client.
   const services = store.services;
   // Closing the window closes the store, or leaves it to the next owner. VS Code calls deactivate

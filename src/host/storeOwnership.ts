@@ -1,6 +1,6 @@
 import type * as vscode from 'vscode';
 import { remoteServices, type RemoteServices } from '../core/owner/serviceProxy';
-import { StoreLink } from '../core/owner/storeLink';
+import { StoreLink, type StoreLinkOptions } from '../core/owner/storeLink';
 import type { Services } from '../core/services';
 
 /** The store as this window uses it, whether it owns it or is a client of the process that does. */
@@ -29,8 +29,8 @@ export interface HostStore {
  * store, this window is its client: it never opens a copy of its own, and when the owner closes,
  * it (or another client) takes over as any client does.
  */
-export function joinStoreAsHost(opts: { home: string; build: string; open: () => Promise<Services>; log: vscode.LogOutputChannel }): HostStore {
-  const link = StoreLink.start({ home: opts.home, kind: 'vscode', build: opts.build, open: opts.open, log: (line) => opts.log.info(line), askHandover: true });
+export function joinStoreAsHost(opts: { home: string; build: string; open: () => Promise<Services>; log: vscode.LogOutputChannel; mcpSession?: StoreLinkOptions['mcpSession'] }): HostStore {
+  const link = StoreLink.start({ home: opts.home, kind: 'vscode', build: opts.build, open: opts.open, log: (line) => opts.log.info(line), askHandover: true, mcpSession: opts.mcpSession });
   const remote = remoteServices(link);
   const owned: ((s: Services, takeover: boolean) => void)[] = [];
   let current: Services | undefined;

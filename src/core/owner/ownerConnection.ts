@@ -17,7 +17,7 @@ export class NotRunError extends Error {}
 const HELLO_TIMEOUT_MS = 5_000;
 
 export type Connected =
-  | { kind: 'connected'; connection: OwnerConnection; owner: Peer }
+  | { kind: 'connected'; connection: OwnerConnection; owner: Peer; readOnlyTools: string[] }
   | { kind: 'refused'; owner: Peer; reason?: string }
   /** `noListener`: nothing listens at the address (no socket, or one nobody serves), unlike a listener that is slow to answer. */
   | { kind: 'unreachable'; problem: string; noListener?: boolean };
@@ -60,12 +60,12 @@ export class OwnerConnection {
       readLines(socket, (message) => {
         if (greeted) return connection.answer(message as Reply | { bye: true });
         greeted = true;
-        const m = message as { welcome?: Peer; refused?: { reason: string; owner: Peer } };
+        const m = message as { welcome?: Peer; readOnlyTools?: string[]; refused?: { reason: string; owner: Peer } };
         if (m.refused) return settle({ kind: 'refused', owner: m.refused.owner, reason: m.refused.reason });
         if (!m.welcome) return settle({ kind: 'unreachable', problem: 'the peer did not answer the hello with a welcome' });
         // Never half-served: an owner of another protocol is refused here, before any call.
         if (m.welcome.protocol !== OWNER_PROTOCOL) return settle({ kind: 'refused', owner: m.welcome });
-        settle({ kind: 'connected', connection, owner: m.welcome });
+        settle({ kind: 'connected', connection, owner: m.welcome, readOnlyTools: m.readOnlyTools ?? [] });
       });
     });
   }

@@ -58,6 +58,11 @@ export class OwnerLock {
     return false;
   }
 
+  /** The text of the claim this process made, while it holds it (to hand to the StoreLink that will own the store). */
+  ownClaim(): string | undefined {
+    return this.held() ? this.mine : undefined;
+  }
+
   holder(): LockHolder | undefined {
     const text = this.read();
     if (!text) return undefined;

@@ -18,8 +18,41 @@ export interface Peer {
   kind: ProcessKind;
 }
 
-/** The first line each side sends. The owner answers a hello with a welcome or a refusal. */
-export type Greeting = { hello: Peer } | { welcome: Peer & { home: string } } | { refused: { reason: string; owner: Peer } };
+/**
+ * The first line each side sends. The owner answers a hello with a welcome or a refusal. A hello
+ * with `mcp` is a relay (`recollect mcp` as a thin process): the owner that welcomes it with
+ * `mcp` runs an MCP session for it, and every later line either way is a JSON-RPC message of that
+ * session (plus the owner's goodbye); a welcome without `mcp` is an owner that runs no MCP
+ * sessions, and the relay hangs up and serves MCP itself. `readOnlyTools`: the tools that only
+ * read, which a thin process (it has no registry) asks again of the next owner when this one dies.
+ */
+export type Greeting =
+  | { hello: Peer; mcp?: McpSessionOptions }
+  | { welcome: Peer & { home: string }; readOnlyTools: string[]; mcp?: true }
+  | { refused: { reason: string; owner: Peer } };
+
+/** What the owner needs to run a relay's MCP session as the relay's own process would. */
+export interface McpSessionOptions {
+  /** `--name`: the connection's name, whatever the client calls itself. */
+  connectionName?: string | undefined;
+  /** The relay's working folder, which "this session" is looked for in. */
+  workspace: string;
+}
+
+/**
+ * The JSON-RPC error code of a relayed request the owner did not run because it is handing the
+ * store over or leaving (`data: {notRun: true}`): the relay asks the next owner, write or not.
+ * In the range JSON-RPC leaves to servers.
+ */
+export const MCP_NOT_RUN = -32099;
+
+/** One relay's MCP messages as the owner sees them: sent as lines, each received line handed to `onmessage`. */
+export interface McpChannel {
+  send(message: unknown): void;
+  close(): void;
+  onmessage?: (message: unknown) => void;
+  onclose?: () => void;
+}
 
 /** What a client asks of the owner. Every call names whether it changes the store (see retry in ownerClient). */
 export type Call =
@@ -72,6 +105,15 @@ export function readLines(socket: net.Socket, onMessage: (message: unknown) => v
 
 export function send(socket: net.Socket, message: unknown): void {
   if (!socket.destroyed) socket.write(JSON.stringify(message) + '\n');
+}
+
+/** What a write's caller is told when the owner died before answering it: it may have been journaled, so it is never sent again. */
+export function writeInDoubtReason(owner: Peer | undefined): string {
+  const who = owner ? `process ${owner.pid} (${owner.kind})` : 'the owner';
+  return (
+    `The Recollect store's owner, ${who}, stopped while this write was in flight, so it may or may not have been saved. ` +
+    `Check (for example with a search or read) before writing it again.`
+  );
 }
 
 /** The sentence a client says when its owner speaks another protocol (or refused this one). */

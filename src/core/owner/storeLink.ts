@@ -12,9 +12,9 @@ import type { StoreRole, ToolContext } from '../tools/toolDefinition';
 import { callWrites, runCall } from './ownerDispatch';
 import { NotRunError, OwnerConnection, OwnerGoneError } from './ownerConnection';
 import { OwnerLock } from './ownerLock';
-import { OwnerServer } from './ownerServer';
+import { OwnerServer, type OwnerServerHooks } from './ownerServer';
 import { ownerSocketPath, prepareSocketFolder, socketLeavesFile } from './ownerSocket';
-import { OWNER_PROTOCOL, versionRefusal, type Call, type Peer, type ProcessKind } from './protocol';
+import { OWNER_PROTOCOL, versionRefusal, writeInDoubtReason, type Call, type Peer, type ProcessKind } from './protocol';
 import type { StoreAccess } from './storeAccess';
 
 export interface StoreLinkOptions {
@@ -30,6 +30,10 @@ export interface StoreLinkOptions {
    * store while it runs). Only the extension host sets it; an owner that is itself VS Code keeps it.
    */
   askHandover?: boolean | undefined;
+  /** Runs a relay's MCP session while this process owns the store (see OwnerServerHooks); unset, relays serve MCP themselves. */
+  mcpSession?: OwnerServerHooks['mcpSession'];
+  /** The owner.lock text this process already created (a relay that won the election before loading the full server): owned at once. */
+  claim?: string | undefined;
 }
 
 /** A claim whose holder runs but where nothing listens this long is a reused pid (or an owner that could not listen): taken over. */
@@ -145,11 +149,7 @@ export class StoreLink implements StoreAccess {
         }
         if (!(err instanceof OwnerGoneError)) throw err;
         if (callWrites(call)) {
-          const who = this.owner ? `process ${this.owner.pid} (${this.owner.kind})` : 'the owner';
-          throw new WriteInDoubtError(
-            `The Recollect store's owner, ${who}, stopped while this write was in flight, so it may or may not have been saved. ` +
-              `Check (for example with a search or read) before writing it again.`,
-          );
+          throw new WriteInDoubtError(writeInDoubtReason(this.owner));
         }
         // A read: asked again of whoever owns the store next (this process, perhaps).
       }
@@ -204,6 +204,12 @@ export class StoreLink implements StoreAccess {
   private async elect(): Promise<void> {
     let silentSince: number | undefined;
     let slowSince: number | undefined;
+    const claim = this.opts.claim;
+    if (claim !== undefined && this.lock.adopt(claim)) {
+      this.opts.claim = undefined;
+      await this.listenAsOwner();
+      return;
+    }
     for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
       if (this.closing) return;
       let claimed: boolean;
@@ -352,7 +358,7 @@ export class StoreLink implements StoreAccess {
       const elected = performance.now() - lostAt;
       void this.services.then(() => this.opts.log?.(`store owner: this process took over the store: claimed ${elected.toFixed(0)} ms after the owner went, store open ${(performance.now() - lostAt).toFixed(0)} ms after`), () => undefined);
     }
-    if (server) this.server = new OwnerServer(server, { ...this.me, home: this.opts.home }, this.services, { handover: (claim) => this.handOver(claim) });
+    if (server) this.server = new OwnerServer(server, { ...this.me, home: this.opts.home }, this.services, { handover: (claim) => this.handOver(claim), mcpSession: this.opts.mcpSession });
     for (const fn of this.roleHandlers) fn('owner', lostAt !== undefined);
   }
 
