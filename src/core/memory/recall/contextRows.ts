@@ -45,7 +45,7 @@ export function liveFacts(db: Database, ids: readonly string[]): Map<string, str
   return new Map(rows.map((r) => [String(r.id), String(r.predicate_key)]));
 }
 
-/** Fact rows read at a time when the packer reaches one not read yet. */
+/** Rows read at a time when the packer reaches a candidate not read yet. */
 const FACT_SLICE = 24;
 
 /**
@@ -81,6 +81,43 @@ export class FactRows {
       for (const x of slice) this.rows.set(x, found.get(`fact:${x}`));
     }
     return this.rows.get(id);
+  }
+}
+
+/** Of these entry ids, the live ones with their scope, read from the notes_ranked index alone (memorySchema.ts). */
+export function liveEntries(db: Database, ids: readonly string[]): Map<string, string> {
+  if (!ids.length) return new Map();
+  const rows = queryRows(db, `SELECT id, scope FROM notes WHERE retired_at IS NULL AND id IN (${ids.map(() => '?').join(',')})`, [...ids]);
+  return new Map(rows.map((r) => [String(r.id), String(r.scope)]));
+}
+
+/** A note candidate: a day-log entry by id, its row read when reached, or an item already read (a note chunk, a profile's note). */
+export type NoteCandidate = { entry: string } | { item: NoteItem };
+
+/** Note candidates in the order offered, an entry's row read only when asked for, with a slice of the entries after it (as FactRows). */
+export class NoteRows {
+  /** Undefined for an entry looked for and not found. */
+  private readonly rows = new Map<string, NoteItem | undefined>();
+
+  constructor(
+    private readonly db: Database,
+    readonly list: readonly NoteCandidate[],
+  ) {}
+
+  get length(): number {
+    return this.list.length;
+  }
+
+  /** The i-th candidate, or undefined when it is no longer live. */
+  row(i: number): NoteItem | undefined {
+    const c = this.list[i] as NoteCandidate;
+    if ('item' in c) return c.item;
+    if (!this.rows.has(c.entry)) {
+      const slice = this.list.slice(i, i + FACT_SLICE).flatMap((x) => ('entry' in x && !this.rows.has(x.entry) ? [x.entry] : []));
+      const found = entriesByIds(this.db, slice);
+      for (const id of slice) this.rows.set(id, found.get(id));
+    }
+    return this.rows.get(c.entry);
   }
 }
 

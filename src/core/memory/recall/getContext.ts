@@ -6,7 +6,7 @@ import { scopeProblem } from '../scope';
 import { memoryDoor } from '../../pool/door';
 import { firstTokens } from '../../text/tokens';
 import { ContextPacker, cachedTokens } from './contextPacker';
-import { chunksByDocids, entriesByIds, FactRows, historyOf, liveFacts, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type NoteItem } from './contextRows';
+import { chunksByDocids, FactRows, historyOf, liveEntries, liveFacts, NoteRows, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type NoteCandidate, type NoteItem } from './contextRows';
 import { keywordMatches, noteLimit, rankMemories, readAround, type KeywordMatches, type ReadAround } from './memoryRanking';
 import { DocumentCounts } from './queryPruning';
 import { asksPermission, contentWords, RULE_PREDICATES } from './queryWords';
@@ -91,11 +91,13 @@ export async function getContext(
   // One note at most is cut to fit: after it the budget is spent, and measuring cuts is not free.
   let excerptTried = false;
   misses = 0;
-  for (const note of candidates.notes) {
+  for (let i = 0; i < candidates.notes.length; i++) {
     if (misses >= GIVE_UP_AFTER_MISSES) {
-      packer.leftOut.notes++;
-      continue;
+      packer.leftOut.notes += candidates.notes.length - i;
+      break;
     }
+    const note = candidates.notes.row(i);
+    if (!note) continue;
     if (packer.fits(note) || excerptTried || packer.remaining < MIN_TOKENS_FOR_EXCERPT) {
       misses = packer.add('notes', note) ? 0 : misses + 1;
       continue;
@@ -108,7 +110,7 @@ export async function getContext(
 
 export interface Candidates {
   facts: FactRows;
-  notes: NoteItem[];
+  notes: NoteRows;
   rulesFirst: boolean;
   /** Matches beyond the ones ranked for this reply. */
   unranked: number;
@@ -119,7 +121,8 @@ export interface ReadAhead {
   around: ReadAround;
   /** The live fact matches, id → predicate key. */
   facts: Map<string, string>;
-  entries: Map<string, NoteItem>;
+  /** The live entry matches, id → scope. */
+  entries: Map<string, string>;
   chunks: Map<number, NoteItem>;
 }
 
@@ -129,7 +132,7 @@ export function readAhead(db: Database, docids: readonly number[]): ReadAhead {
   return {
     around,
     facts: liveFacts(db, refs.filter((r) => r.ref.startsWith('fact:')).map((r) => r.ref.slice(5))),
-    entries: entriesByIds(db, refs.filter((r) => r.ref.startsWith('entry:')).map((r) => r.ref)),
+    entries: liveEntries(db, refs.filter((r) => r.ref.startsWith('entry:')).map((r) => r.ref)),
     chunks: chunksByDocids(db, refs.filter((r) => r.ref.startsWith('note:')).map((r) => r.docid)),
   };
 }
@@ -148,25 +151,28 @@ export function byQuery(db: Database, lexical: KeywordMatches, semantic: readonl
   let notesSeen = 0;
   const ranked = all.filter((c) => c.ref.startsWith('fact:') || notesSeen++ < limit * 2);
   const facts = withRead(ahead?.facts, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5)), (ids) => liveFacts(db, ids));
-  const entries = withRead(ahead?.entries, ranked.filter((c) => c.ref.startsWith('entry:')).map((c) => c.ref), (ids) => entriesByIds(db, ids));
+  const entries = withRead(ahead?.entries, ranked.filter((c) => c.ref.startsWith('entry:')).map((c) => c.ref), (ids) => liveEntries(db, ids));
   const chunks = withRead(ahead?.chunks, ranked.filter((c) => c.ref.startsWith('note:')).map((c) => c.docid), (docids) => chunksByDocids(db, docids));
   const factIds: string[] = [];
-  const notes: NoteItem[] = [];
+  const notes: NoteCandidate[] = [];
   for (const c of ranked) {
     if (c.ref.startsWith('fact:') && facts.has(c.ref.slice(5))) factIds.push(c.ref.slice(5));
-    const note = c.ref.startsWith('entry:') ? entries.get(c.ref) : chunks.get(c.docid);
+    const entryScope = c.ref.startsWith('entry:') ? entries.get(c.ref) : undefined;
+    const chunk = entryScope === undefined && !c.ref.startsWith('entry:') ? chunks.get(c.docid) : undefined;
+    const noteScope = entryScope ?? chunk?.scope;
     // A neighbour is read by its place in the file, not through the scoped search.
-    if (note && (scope === undefined || note.scope === scope) && notes.length < limit) notes.push(note);
+    if (noteScope !== undefined && (scope === undefined || noteScope === scope) && notes.length < limit) notes.push(chunk ? { item: chunk } : { entry: c.ref });
   }
   const unranked = lexical.unranked;
-  if (!asksPermission(query)) return { facts: new FactRows(db, factIds), notes, rulesFirst: false, unranked };
+  const noteRows = new NoteRows(db, notes);
+  if (!asksPermission(query)) return { facts: new FactRows(db, factIds), notes: noteRows, rulesFirst: false, unranked };
   // Rules that share the request's words lead (in the scorer's order), then the newest others.
   const matched = factIds.filter((id) => RULE_PREDICATES.includes(facts.get(id) as string));
   const seen = new Set(matched);
   const others = ruleFacts(db, scope, RULES_UNMATCHED).filter((f) => !seen.has(ledgerId(f)));
   const ruleIds = new Set([...matched, ...others.map(ledgerId)]);
   const order = [...matched, ...others.map(ledgerId), ...factIds.filter((id) => !ruleIds.has(id))];
-  return { facts: new FactRows(db, order, new Map(others.map((f) => [ledgerId(f), f]))), notes, rulesFirst: ruleIds.size > 0, unranked };
+  return { facts: new FactRows(db, order, new Map(others.map((f) => [ledgerId(f), f]))), notes: noteRows, rulesFirst: ruleIds.size > 0, unranked };
 }
 
 /** A fact's id in the ledger (the reply's id is `fact:<id>`). */
@@ -178,7 +184,7 @@ function profile(db: Database, scope: string | undefined): Candidates {
   const rules = ruleFacts(db, scope, 100);
   const ruleIds = new Set(rules.map((f) => f.id));
   const facts = [...rules, ...recentFacts(db, scope, 150).filter((f) => !ruleIds.has(f.id))];
-  return { facts: new FactRows(db, facts.map(ledgerId), new Map(facts.map((f) => [ledgerId(f), f]))), notes: recentNotes(db, scope, 60), rulesFirst: rules.length > 0, unranked: 0 };
+  return { facts: new FactRows(db, facts.map(ledgerId), new Map(facts.map((f) => [ledgerId(f), f]))), notes: new NoteRows(db, recentNotes(db, scope, 60).map((item) => ({ item }))), rulesFirst: rules.length > 0, unranked: 0 };
 }
 
 /** The start of a note, cut on a token boundary so it fits what is left, marked as cut, with its full size. */
