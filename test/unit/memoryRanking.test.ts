@@ -60,3 +60,55 @@ describe('ranking memories', () => {
     }
   });
 });
+
+describe('what get_context reads', () => {
+  it('reads the rows of the facts it packs and a slice after them, counts the rest exactly, and looks the candidates up in indexes alone', async () => {
+    const t = await openTemp();
+    try {
+      for (let i = 0; i < 180; i++) await t.memory.saveFact({ subject: `service ${i}`, predicate: i % 9 === 0 ? 'rule' : 'uses', object: `the billing database in region ${i % 7}` }, 'vitest');
+      for (let i = 0; i < 90; i++) await t.memory.remember({ statement: `We moved the billing database of team ${i} to region ${i % 5} after a long talk about it.` }, 'vitest');
+      const db = t.store.db;
+      // Count the fact rows read whole (the statement with FACT_COLUMNS) and the entries read with their text, whoever prepares them.
+      let rowsRead = 0;
+      let entriesRead = 0;
+      const prepare = db.prepare.bind(db);
+      db.prepare = ((sql: string, params?: never) => {
+        const stmt = prepare(sql, params);
+        const entries = sql.includes('created_at, text FROM notes');
+        if (sql.includes('superseded_by') || entries) {
+          const step = stmt.step.bind(stmt);
+          stmt.step = () => {
+            const more = step();
+            if (more && entries) entriesRead++;
+            else if (more) rowsRead++;
+            return more;
+          };
+        }
+        return stmt;
+      }) as typeof db.prepare;
+      for (const query of ['which region is the billing database in', 'May I move the billing database?']) {
+        const lexical = keywordMatches(db, t.store.version, t.store.now, contentWords(query), undefined, 800, new DocumentCounts());
+        const ranked = byQuery(db, lexical, [], query, undefined, 800);
+        const candidates = ranked.facts.length;
+        expect(candidates).toBeGreaterThan(100);
+        expect(ranked.notes.length).toBeGreaterThan(10);
+        rowsRead = 0;
+        entriesRead = 0;
+        const reply = (await t.recall.getContext({ query })) as { facts: unknown[]; notes: unknown[]; left_out: { facts: number; notes: number } };
+        expect(reply.facts.length).toBeGreaterThan(0);
+        expect(reply.facts.length + reply.left_out.facts).toBe(candidates);
+        expect(reply.notes.length + reply.left_out.notes).toBe(ranked.notes.length);
+        expect(entriesRead, query).toBeLessThanOrEqual(reply.notes.length + 24);
+        // The permission question reads the newest rules whole (ruleFacts) besides the slices.
+        expect(rowsRead, query).toBeLessThan(reply.facts.length + 24 + (query.startsWith('May') ? 3 * 50 : 0) + 1);
+        expect(rowsRead, query).toBeLessThan(candidates);
+      }
+      const plan = (sql: string) => queryRows(db, `EXPLAIN QUERY PLAN ${sql}`).map((r) => String(r.detail)).join(' | ');
+      expect(plan("SELECT id, predicate_key FROM facts WHERE retired_at IS NULL AND id IN ('a', 'b')")).toContain('COVERING INDEX facts_ranked');
+      expect(plan("SELECT id, scope, recorded_at, fts_docid, superseded_at FROM facts WHERE retired_at IS NULL AND id IN ('a', 'b')")).toContain('COVERING INDEX facts_ranked');
+      expect(plan("SELECT id, scope, created_at, fts_docid FROM notes WHERE retired_at IS NULL AND id IN ('a', 'b')")).toContain('COVERING INDEX notes_ranked');
+    } finally {
+      t.store.close();
+    }
+  });
+});

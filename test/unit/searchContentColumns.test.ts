@@ -56,6 +56,30 @@ describe('readByDocid reads the stored columns from the FTS4 content table', () 
     expect(read(db, 'ext', [4], ['body', 'scope'], true)).toEqual([[4, 9, 'external text', 'global']]);
   });
 
+  it('reads an index led by docid that holds the columns instead of the table, the same values, and the table again once it is dropped', async () => {
+    const db = await freshDb();
+    db.exec(createFtsTableSql('docs', ['ref']));
+    for (let i = 1; i <= 40; i++) db.run('INSERT INTO docs (docid, body, created_at, scope, ref) VALUES (?, ?, ?, ?, ?)', [i, `text ${i}`, 1_700_000_000_000 + i, 'global', `fact:${i}`]);
+    db.exec('CREATE INDEX docs_by_docid ON docs_content(docid, c2created_at, c4ref)');
+    const prepared: string[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = (sql: string, params?: never) => {
+      prepared.push(sql);
+      return prepare(sql, params);
+    };
+    const ids = [2, 5, 40, 41];
+    expect(read(db, 'docs', ids, ['ref'], true)).toEqual(throughTable(db, 'docs', ids, ['ref'], true));
+    const select = prepared.filter((sql) => sql.includes('json_each(?)'));
+    expect(select.at(-1)).toContain('INDEXED BY docs_by_docid');
+    const plan = queryRows(db, `EXPLAIN QUERY PLAN ${(select.at(-1) as string).replace('json_each(?)', "json_each('[2]')")}`).map((r) => String(r.detail));
+    expect(plan.join(' | ')).toContain('COVERING INDEX docs_by_docid');
+    // A column the index does not hold: the table, as before.
+    expect(read(db, 'docs', ids, ['body', 'ref'], false)).toEqual(throughTable(db, 'docs', ids, ['body', 'ref'], false));
+    expect(prepared.filter((sql) => sql.includes('json_each(?)')).at(-1)).not.toContain('INDEXED BY');
+    db.exec('DROP INDEX docs_by_docid');
+    expect(read(db, 'docs', ids, ['ref'], true)).toEqual(throughTable(db, 'docs', ids, ['ref'], true));
+  });
+
   it('reads thousands of rows in one call (the ties at a common word\'s cut), negative docids and repeats included', async () => {
     const db = await freshDb();
     db.exec(createFtsTableSql('docs', ['ref']));

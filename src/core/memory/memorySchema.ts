@@ -101,6 +101,18 @@ const MIGRATIONS = [
   // get_context reads the entries written just before and after each match in its day log.
   'CREATE INDEX notes_by_path_time ON notes(path, created_at);',
   EMBEDDINGS_MIGRATION,
+  // get_context and search_memory look up a few columns of hundreds of rows a request, at random
+  // (the keyword and semantic candidates' refs and times, the ranked keys' scope and state, which
+  // fact and entry candidates are live, their scope, which facts are rules): in the tables each
+  // is a page of its own, and on a store larger than the page and chunk caches nearly every one
+  // is read from the file again. These indexes hold only those columns, a tenth of the tables'
+  // bytes, which the caches keep (contentColumns.ts reads the FTS one by docid; neighbours.ts
+  // walks a day log's entries in notes_by_path_time without their rows).
+  `CREATE INDEX facts_ranked ON facts(id, retired_at, scope, recorded_at, fts_docid, superseded_at, predicate_key);
+   CREATE INDEX notes_ranked ON notes(id, retired_at, scope, created_at, fts_docid, path);
+   DROP INDEX notes_by_path_time;
+   CREATE INDEX notes_by_path_time ON notes(path, created_at, retired_at, fts_docid);
+   CREATE INDEX ${MEMORY_FTS}_by_docid ON ${MEMORY_FTS}_content(docid, c2created_at, c3scope, c4ref);`,
 ];
 
 function applyFactSaved(db: Database, op: Operation): void {

@@ -8,25 +8,47 @@ import type { Database, SqlValue, Statement } from '../store/sqlite';
  * rows in ~0.05 ms instead of ~0.1 ms on a rare word, ~0.18 instead of ~0.46 ms on a common one).
  */
 
-/** Each table's logical column name → its %_content column, per database (a reopened database starts afresh). */
-const mapped = new WeakMap<Database, Map<string, ReadonlyMap<string, string>>>();
+/**
+ * What is known of a table's %_content: each logical column name → its column there, and the
+ * indexes on it that lead with docid, each with the columns it holds.
+ */
+interface ContentShape {
+  names: ReadonlyMap<string, string>;
+  byDocid: { name: string; columns: ReadonlySet<string> }[];
+}
 
-function readNames(db: Database, table: string): ReadonlyMap<string, string> {
-  const names = new Map<string, string>();
-  const stmt = db.prepare(`PRAGMA table_info(${table}_content)`);
+/** Each table's content shape, per database (a reopened database starts afresh). */
+const mapped = new WeakMap<Database, Map<string, ContentShape>>();
+
+function pragmaRows(db: Database, sql: string): Record<string, SqlValue>[] {
+  const stmt = db.prepare(sql);
+  const rows: Record<string, SqlValue>[] = [];
   try {
-    while (stmt.step()) {
-      const name = String(stmt.getAsObject().name);
-      const m = /^c\d+(.+)$/.exec(name);
-      if (m?.[1]) names.set(m[1], name);
-    }
+    while (stmt.step()) rows.push(stmt.getAsObject());
   } finally {
     stmt.free();
   }
+  return rows;
+}
+
+function readShape(db: Database, table: string): ContentShape {
+  const names = new Map<string, string>();
+  for (const row of pragmaRows(db, `PRAGMA table_info(${table}_content)`)) {
+    const name = String(row.name);
+    const m = /^c\d+(.+)$/.exec(name);
+    if (m?.[1]) names.set(m[1], name);
+  }
+  const byDocid: ContentShape['byDocid'] = [];
+  for (const index of pragmaRows(db, `PRAGMA index_list(${table}_content)`)) {
+    if (Number(index.partial) !== 0) continue;
+    const columns = pragmaRows(db, `PRAGMA index_info(${JSON.stringify(String(index.name))})`).map((c) => String(c.name));
+    if (columns[0] === 'docid') byDocid.push({ name: String(index.name), columns: new Set(columns) });
+  }
+  const shape = { names, byDocid };
   let tables = mapped.get(db);
   if (!tables) mapped.set(db, (tables = new Map()));
-  tables.set(table, names);
-  return names;
+  tables.set(table, shape);
+  return shape;
 }
 
 /**
@@ -34,16 +56,22 @@ function readNames(db: Database, table: string): ReadonlyMap<string, string> {
  * name it has there, or the virtual table itself when the content table does not hold it.
  */
 export function columnSource(db: Database, table: string, column: string): { from: string; column: string } {
-  const physical = (mapped.get(db)?.get(table) ?? readNames(db, table)).get(column);
+  const physical = (mapped.get(db)?.get(table) ?? readShape(db, table)).names.get(column);
   return physical ? { from: `${table}_content`, column: physical } : { from: table, column };
 }
 
-/** The content table's statement for these columns, or undefined when it does not hold them all. */
-function prepareContent(db: Database, table: string, names: ReadonlyMap<string, string>, wanted: readonly string[], marks: string): Statement | undefined {
-  const physical = wanted.map((c) => names.get(c));
+/**
+ * The content table's statement for these columns, or undefined when it does not hold them all.
+ * An index led by docid that holds them all is read instead of the table (SQLite itself always
+ * looks a docid up in the table): its pages hold those columns only, not the text, so the rows a
+ * ranking looks up at random lie in a few pages the caches keep (memorySchema.ts adds one).
+ */
+function prepareContent(db: Database, table: string, shape: ContentShape, wanted: readonly string[], marks: string): Statement | undefined {
+  const physical = wanted.map((c) => shape.names.get(c));
   if (!physical.every((p): p is string => p !== undefined)) return undefined;
+  const covering = shape.byDocid.find((i) => physical.every((p) => i.columns.has(p)));
   try {
-    return db.prepare(`SELECT docid${physical.map((p) => `, ${p}`).join('')} FROM ${table}_content WHERE docid IN (${marks})`);
+    return db.prepare(`SELECT docid${physical.map((p) => `, ${p}`).join('')} FROM ${table}_content${covering ? ` INDEXED BY ${covering.name}` : ''} WHERE docid IN (${marks})`);
   } catch {
     return undefined; // the table changed shape since its names were read
   }
@@ -53,7 +81,8 @@ function prepareContent(db: Database, table: string, names: ReadonlyMap<string, 
  * The given columns (and with `withTimes`, created_at first) of the given rows, one array of
  * values per row found: [docid, (created_at,) ...columns]. Uses the virtual table when the
  * content table does not hold them (an external-content table), looking at its names afresh
- * once when what was known about them no longer fits (a table rebuilt with other columns).
+ * once when what was known about them no longer fits (a table rebuilt with other columns, an
+ * index dropped).
  */
 export function readByDocid(db: Database, table: string, docids: readonly number[], columns: readonly string[], withTimes: boolean, onRow: (values: SqlValue[]) => void): void {
   const wanted = withTimes ? ['created_at', ...columns] : [...columns];
@@ -63,7 +92,7 @@ export function readByDocid(db: Database, table: string, docids: readonly number
   const known = mapped.get(db)?.get(table);
   const stmt =
     (known && prepareContent(db, table, known, wanted, marks)) ??
-    prepareContent(db, table, readNames(db, table), wanted, marks) ??
+    prepareContent(db, table, readShape(db, table), wanted, marks) ??
     db.prepare(`SELECT docid${wanted.map((c) => `, ${c}`).join('')} FROM ${table} WHERE docid IN (${marks})`);
   try {
     stmt.bind([`[${docids.join(',')}]`]);

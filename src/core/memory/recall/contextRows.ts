@@ -38,6 +38,89 @@ export function factsByIds(db: Database, ids: readonly string[]): Map<string, Fa
   return new Map(rows.map((r) => [`fact:${String(r.id)}`, toFact(r)]));
 }
 
+/** Of these fact ids, the live ones with their predicate key, read from the facts_ranked index alone (memorySchema.ts). */
+export function liveFacts(db: Database, ids: readonly string[]): Map<string, string> {
+  if (!ids.length) return new Map();
+  const rows = queryRows(db, `SELECT id, predicate_key FROM facts WHERE retired_at IS NULL AND id IN (${ids.map(() => '?').join(',')})`, [...ids]);
+  return new Map(rows.map((r) => [String(r.id), String(r.predicate_key)]));
+}
+
+/** Rows read at a time when the packer reaches a candidate not read yet. */
+const FACT_SLICE = 24;
+
+/**
+ * Fact candidates in the order they are offered, each row read only when asked for, a slice of
+ * those after it with it: a reply holds the first few, and the packer stops measuring after a
+ * run of misses (getContext.ts), so of the hundreds of facts a request ranks most are only
+ * counted. A row is read the same way whenever it is read.
+ */
+export class FactRows {
+  /** Undefined for a row looked for and not found. */
+  private readonly rows: Map<string, (FactItem & Keyed) | undefined>;
+
+  constructor(
+    private readonly db: Database,
+    /** The candidates' ledger ids (without the reply's `fact:`), best first. */
+    readonly ids: readonly string[],
+    /** Rows already read, by ledger id (the rules a permission question puts first). */
+    held: ReadonlyMap<string, FactItem & Keyed> = new Map(),
+  ) {
+    this.rows = new Map(held);
+  }
+
+  get length(): number {
+    return this.ids.length;
+  }
+
+  /** The i-th candidate's row, or undefined when it is no longer live. */
+  row(i: number): (FactItem & Keyed) | undefined {
+    const id = this.ids[i] as string;
+    if (!this.rows.has(id)) {
+      const slice = this.ids.slice(i, i + FACT_SLICE).filter((x) => !this.rows.has(x));
+      const found = factsByIds(this.db, slice);
+      for (const x of slice) this.rows.set(x, found.get(`fact:${x}`));
+    }
+    return this.rows.get(id);
+  }
+}
+
+/** Of these entry ids, the live ones with their scope, read from the notes_ranked index alone (memorySchema.ts). */
+export function liveEntries(db: Database, ids: readonly string[]): Map<string, string> {
+  if (!ids.length) return new Map();
+  const rows = queryRows(db, `SELECT id, scope FROM notes WHERE retired_at IS NULL AND id IN (${ids.map(() => '?').join(',')})`, [...ids]);
+  return new Map(rows.map((r) => [String(r.id), String(r.scope)]));
+}
+
+/** A note candidate: a day-log entry by id, its row read when reached, or an item already read (a note chunk, a profile's note). */
+export type NoteCandidate = { entry: string } | { item: NoteItem };
+
+/** Note candidates in the order offered, an entry's row read only when asked for, with a slice of the entries after it (as FactRows). */
+export class NoteRows {
+  /** Undefined for an entry looked for and not found. */
+  private readonly rows = new Map<string, NoteItem | undefined>();
+
+  constructor(
+    private readonly db: Database,
+    readonly list: readonly NoteCandidate[],
+  ) {}
+
+  get length(): number {
+    return this.list.length;
+  }
+
+  /** The i-th candidate, or undefined when it is no longer live. */
+  row(i: number): NoteItem | undefined {
+    const c = this.list[i] as NoteCandidate;
+    if ('item' in c) return c.item;
+    if (!this.rows.has(c.entry)) {
+      const slice = this.list.slice(i, i + FACT_SLICE).flatMap((x) => ('entry' in x && !this.rows.has(x.entry) ? [x.entry] : []));
+      const found = entriesByIds(this.db, slice);
+      for (const id of slice) this.rows.set(id, found.get(id));
+    }
+    return this.rows.get(c.entry);
+  }
+}
+
 /**
  * Current rule/policy/approval facts, newest first. One indexed "newest n" read per rule
  * predicate, merged here: an IN over the predicates would sort every rule in the store.

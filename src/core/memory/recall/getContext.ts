@@ -6,7 +6,7 @@ import { scopeProblem } from '../scope';
 import { memoryDoor } from '../../pool/door';
 import { firstTokens } from '../../text/tokens';
 import { ContextPacker, cachedTokens } from './contextPacker';
-import { chunksByDocids, entriesByIds, factsByIds, historyOf, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type Keyed, type NoteItem } from './contextRows';
+import { chunksByDocids, FactRows, historyOf, liveEntries, liveFacts, NoteRows, recentFacts, recentNotes, ruleFacts, withoutKey, type FactItem, type NoteCandidate, type NoteItem } from './contextRows';
 import { keywordMatches, noteLimit, rankMemories, readAround, type KeywordMatches, type ReadAround } from './memoryRanking';
 import { DocumentCounts } from './queryPruning';
 import { asksPermission, contentWords, RULE_PREDICATES } from './queryWords';
@@ -73,12 +73,14 @@ export async function getContext(
     index: indexState,
   }));
   let misses = 0;
-  for (const fact of candidates.facts) {
-    // Past a run of misses the budget is spent: the rest are counted, not measured.
+  for (let i = 0; i < candidates.facts.length; i++) {
+    // Past a run of misses the budget is spent: the rest are counted, not measured (nor read).
     if (misses >= GIVE_UP_AFTER_MISSES) {
-      packer.leftOut.facts++;
-      continue;
+      packer.leftOut.facts += candidates.facts.length - i;
+      break;
     }
+    const fact = candidates.facts.row(i);
+    if (!fact) continue;
     if (!packer.add('facts', withoutKey(fact))) {
       misses++;
       continue;
@@ -89,11 +91,13 @@ export async function getContext(
   // One note at most is cut to fit: after it the budget is spent, and measuring cuts is not free.
   let excerptTried = false;
   misses = 0;
-  for (const note of candidates.notes) {
+  for (let i = 0; i < candidates.notes.length; i++) {
     if (misses >= GIVE_UP_AFTER_MISSES) {
-      packer.leftOut.notes++;
-      continue;
+      packer.leftOut.notes += candidates.notes.length - i;
+      break;
     }
+    const note = candidates.notes.row(i);
+    if (!note) continue;
     if (packer.fits(note) || excerptTried || packer.remaining < MIN_TOKENS_FOR_EXCERPT) {
       misses = packer.add('notes', note) ? 0 : misses + 1;
       continue;
@@ -105,8 +109,8 @@ export async function getContext(
 }
 
 export interface Candidates {
-  facts: (FactItem & Keyed)[];
-  notes: NoteItem[];
+  facts: FactRows;
+  notes: NoteRows;
   rulesFirst: boolean;
   /** Matches beyond the ones ranked for this reply. */
   unranked: number;
@@ -115,8 +119,10 @@ export interface Candidates {
 /** What get_context reads of the keyword matches while the query is embedded: each row is read the same way whenever it is read. */
 export interface ReadAhead {
   around: ReadAround;
-  facts: Map<string, FactItem & Keyed>;
-  entries: Map<string, NoteItem>;
+  /** The live fact matches, id → predicate key. */
+  facts: Map<string, string>;
+  /** The live entry matches, id → scope. */
+  entries: Map<string, string>;
   chunks: Map<number, NoteItem>;
 }
 
@@ -125,8 +131,8 @@ export function readAhead(db: Database, docids: readonly number[]): ReadAhead {
   const refs = docids.map((docid) => ({ docid, ref: around.refs.get(docid) ?? '' }));
   return {
     around,
-    facts: factsByIds(db, refs.filter((r) => r.ref.startsWith('fact:')).map((r) => r.ref.slice(5))),
-    entries: entriesByIds(db, refs.filter((r) => r.ref.startsWith('entry:')).map((r) => r.ref)),
+    facts: liveFacts(db, refs.filter((r) => r.ref.startsWith('fact:')).map((r) => r.ref.slice(5))),
+    entries: liveEntries(db, refs.filter((r) => r.ref.startsWith('entry:')).map((r) => r.ref)),
     chunks: chunksByDocids(db, refs.filter((r) => r.ref.startsWith('note:')).map((r) => r.docid)),
   };
 }
@@ -144,34 +150,41 @@ export function byQuery(db: Database, lexical: KeywordMatches, semantic: readonl
   const all = rankMemories(db, lexical.hits, semantic, true, ahead?.around);
   let notesSeen = 0;
   const ranked = all.filter((c) => c.ref.startsWith('fact:') || notesSeen++ < limit * 2);
-  const facts = withRead(ahead?.facts, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref), (refs) => factsByIds(db, refs.map((r) => r.slice(5))));
-  const entries = withRead(ahead?.entries, ranked.filter((c) => c.ref.startsWith('entry:')).map((c) => c.ref), (ids) => entriesByIds(db, ids));
+  const facts = withRead(ahead?.facts, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5)), (ids) => liveFacts(db, ids));
+  const entries = withRead(ahead?.entries, ranked.filter((c) => c.ref.startsWith('entry:')).map((c) => c.ref), (ids) => liveEntries(db, ids));
   const chunks = withRead(ahead?.chunks, ranked.filter((c) => c.ref.startsWith('note:')).map((c) => c.docid), (docids) => chunksByDocids(db, docids));
-  const factList: (FactItem & Keyed)[] = [];
-  const notes: NoteItem[] = [];
+  const factIds: string[] = [];
+  const notes: NoteCandidate[] = [];
   for (const c of ranked) {
-    const item = c.ref.startsWith('fact:') ? facts.get(c.ref) : undefined;
-    if (item) factList.push(item);
-    const note = c.ref.startsWith('entry:') ? entries.get(c.ref) : chunks.get(c.docid);
+    if (c.ref.startsWith('fact:') && facts.has(c.ref.slice(5))) factIds.push(c.ref.slice(5));
+    const entryScope = c.ref.startsWith('entry:') ? entries.get(c.ref) : undefined;
+    const chunk = entryScope === undefined && !c.ref.startsWith('entry:') ? chunks.get(c.docid) : undefined;
+    const noteScope = entryScope ?? chunk?.scope;
     // A neighbour is read by its place in the file, not through the scoped search.
-    if (note && (scope === undefined || note.scope === scope) && notes.length < limit) notes.push(note);
+    if (noteScope !== undefined && (scope === undefined || noteScope === scope) && notes.length < limit) notes.push(chunk ? { item: chunk } : { entry: c.ref });
   }
   const unranked = lexical.unranked;
-  if (!asksPermission(query)) return { facts: factList, notes, rulesFirst: false, unranked };
+  const noteRows = new NoteRows(db, notes);
+  if (!asksPermission(query)) return { facts: new FactRows(db, factIds), notes: noteRows, rulesFirst: false, unranked };
   // Rules that share the request's words lead (in the scorer's order), then the newest others.
-  const isRule = (f: FactItem & Keyed) => RULE_PREDICATES.includes(f.key.split('\u0000')[1] as string);
-  const matched = factList.filter(isRule);
-  const seen = new Set(matched.map((f) => f.id));
-  const rules = [...matched, ...ruleFacts(db, scope, RULES_UNMATCHED).filter((f) => !seen.has(f.id))];
-  const ruleIds = new Set(rules.map((f) => f.id));
-  return { facts: [...rules, ...factList.filter((f) => !ruleIds.has(f.id))], notes, rulesFirst: rules.length > 0, unranked };
+  const matched = factIds.filter((id) => RULE_PREDICATES.includes(facts.get(id) as string));
+  const seen = new Set(matched);
+  const others = ruleFacts(db, scope, RULES_UNMATCHED).filter((f) => !seen.has(ledgerId(f)));
+  const ruleIds = new Set([...matched, ...others.map(ledgerId)]);
+  const order = [...matched, ...others.map(ledgerId), ...factIds.filter((id) => !ruleIds.has(id))];
+  return { facts: new FactRows(db, order, new Map(others.map((f) => [ledgerId(f), f]))), notes: noteRows, rulesFirst: ruleIds.size > 0, unranked };
+}
+
+/** A fact's id in the ledger (the reply's id is `fact:<id>`). */
+function ledgerId(f: FactItem): string {
+  return f.id.slice('fact:'.length);
 }
 
 function profile(db: Database, scope: string | undefined): Candidates {
   const rules = ruleFacts(db, scope, 100);
   const ruleIds = new Set(rules.map((f) => f.id));
   const facts = [...rules, ...recentFacts(db, scope, 150).filter((f) => !ruleIds.has(f.id))];
-  return { facts, notes: recentNotes(db, scope, 60), rulesFirst: rules.length > 0, unranked: 0 };
+  return { facts: new FactRows(db, facts.map(ledgerId), new Map(facts.map((f) => [ledgerId(f), f]))), notes: new NoteRows(db, recentNotes(db, scope, 60).map((item) => ({ item }))), rulesFirst: rules.length > 0, unranked: 0 };
 }
 
 /** The start of a note, cut on a token boundary so it fits what is left, marked as cut, with its full size. */

@@ -1,8 +1,9 @@
 import { analyze } from '../../text/analyzer';
+import { readByDocid } from '../../search/contentColumns';
 import { searchFts } from '../../search/ftsSearch';
 import { creditNeighbours, fuseScores } from '../../search/fusion';
 import type { Ranked } from '../../search/rank';
-import { queryRows, type Database } from '../../store/sqlite';
+import type { Database } from '../../store/sqlite';
 import { MEMORY_FTS } from '../memorySchema';
 import type { NearestHit } from '../semantic/semanticService';
 import { neighbourDocids } from './neighbours';
@@ -107,7 +108,7 @@ function sortedCandidates(score: ReadonlyMap<number, number>, refs: ReadonlyMap<
 }
 
 function refsOf(db: Database, docids: readonly number[]): Map<number, string> {
-  if (!docids.length) return new Map();
-  const rows = queryRows(db, `SELECT docid, ref FROM ${MEMORY_FTS} WHERE docid IN (SELECT value FROM json_each(?))`, [JSON.stringify(docids)]);
-  return new Map(rows.map((r) => [Number(r.docid), String(r.ref)]));
+  const out = new Map<number, string>();
+  if (docids.length) readByDocid(db, MEMORY_FTS, docids, ['ref'], false, (v) => out.set(Number(v[0]), String(v[1])));
+  return out;
 }

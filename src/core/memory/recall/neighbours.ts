@@ -17,15 +17,19 @@ export function neighbourDocids(db: Database, entryIds: readonly string[], chunk
   };
   if (entryIds.length) {
     // Order within a day log is the order entries were written (created_at, then rowid for two
-    // in the same millisecond); notes_by_path_time serves both look-ups without a sort.
+    // in the same millisecond). Both look-ups are read from indexes alone (memorySchema.ts): the
+    // entry from notes_ranked (SQLite would take the table's unique id index and read the row),
+    // its neighbours from notes_by_path_time, from the entry's time on (the bound on created_at
+    // stated apart from the tie-break, so that it is used as a range, not tested on every
+    // entry of the log).
     const rows = queryRows(
       db,
       `SELECT n.fts_docid AS docid,
         (SELECT p.fts_docid FROM notes p WHERE p.path = n.path AND p.retired_at IS NULL AND p.fts_docid IS NOT NULL
-           AND (p.created_at < n.created_at OR (p.created_at = n.created_at AND p.rowid < n.rowid)) ORDER BY p.created_at DESC, p.rowid DESC LIMIT 1) AS prev,
+           AND p.created_at <= n.created_at AND (p.created_at < n.created_at OR p.rowid < n.rowid) ORDER BY p.created_at DESC, p.rowid DESC LIMIT 1) AS prev,
         (SELECT p.fts_docid FROM notes p WHERE p.path = n.path AND p.retired_at IS NULL AND p.fts_docid IS NOT NULL
-           AND (p.created_at > n.created_at OR (p.created_at = n.created_at AND p.rowid > n.rowid)) ORDER BY p.created_at, p.rowid LIMIT 1) AS next
-      FROM notes n WHERE n.id IN (SELECT value FROM json_each(?)) AND n.fts_docid IS NOT NULL`,
+           AND p.created_at >= n.created_at AND (p.created_at > n.created_at OR p.rowid > n.rowid) ORDER BY p.created_at, p.rowid LIMIT 1) AS next
+      FROM notes n INDEXED BY notes_ranked WHERE n.id IN (SELECT value FROM json_each(?)) AND n.fts_docid IS NOT NULL`,
       [JSON.stringify(entryIds)],
     );
     rows.forEach(add);
