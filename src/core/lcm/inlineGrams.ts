@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Database, SqlValue } from '../store/sqlite';
 import type { CompiledPattern } from './regexPattern';
 
@@ -21,14 +21,19 @@ import type { CompiledPattern } from './regexPattern';
  * (`addInlineGrams`, called where events are written), so it is exact wherever the database
  * goes: snapshot, journal replay, compaction. Reading it whole on each call would touch pages
  * spread over the whole file (the import writes them among the events'), so each database's
- * filters are kept in memory, checked against a token the table rewrites with every change
+ * filters are kept in memory, checked against a token that changes with the table's content
  * (`blocksHolding`), and counted in the store's memory budget by the caller (`held`).
  */
 
 export const INLINE_GRAMS = 'lcm_inline_grams';
 const BLOCK_SHIFT = 6;
 export const BLOCK_EVENTS = 1 << BLOCK_SHIFT;
-/** The row holding the table's change token (8 random bytes), not a block. */
+/**
+ * The row holding the table's change token, not a block: the XOR of every block row's hash
+ * (rowHash), so it is a function of the table's content alone. A rebuild from the journal, a
+ * rolled-back transaction and a compaction all leave the token their content gives, and the
+ * database stays the same whichever way it was reached.
+ */
 const TOKEN_ROW = -1;
 /**
  * Filter bits per character of text when a block's filter is built (a multiple of 64, at least
@@ -65,7 +70,9 @@ function bitsFor(chars: number): number {
  */
 export function addInlineGrams(st: GramStatements, texts: readonly (readonly [number, string])[]): void {
   if (!texts.length) return;
-  const upTo = Number(st.row(`SELECT chars FROM ${INLINE_GRAMS} WHERE block = ?`, [TOKEN_ROW])?.chars ?? 0);
+  const tokenRow = st.row(`SELECT chars, bits FROM ${INLINE_GRAMS} WHERE block = ?`, [TOKEN_ROW]);
+  const upTo = Number(tokenRow?.chars ?? 0);
+  const token = tokenRow?.bits instanceof Uint8Array && tokenRow.bits.length === TOKEN_BYTES ? Uint8Array.from(tokenRow.bits) : new Uint8Array(TOKEN_BYTES);
   const byBlock = new Map<number, string[]>();
   let top = -1;
   for (const [id, text] of texts) {
@@ -79,26 +86,32 @@ export function addInlineGrams(st: GramStatements, texts: readonly (readonly [nu
   for (const [block, added] of byBlock) {
     const row = st.row(`SELECT chars, bits FROM ${INLINE_GRAMS} WHERE block = ?`, [block]);
     const chars = Number(row?.chars ?? 0) + added.reduce((n, t) => n + t.length, 0);
-    const bits = row?.bits instanceof Uint8Array ? Uint8Array.from(row.bits) : new Uint8Array(bitsFor(chars) / 8);
+    const old = row?.bits instanceof Uint8Array ? row.bits : undefined;
+    const bits = old ? Uint8Array.from(old) : new Uint8Array(bitsFor(chars) / 8);
     for (const t of added) setGrams(bits, t);
+    if (old) xorInto(token, rowHash(block, old));
+    xorInto(token, rowHash(block, bits));
     st.run(UPSERT, [block, chars, bits]);
   }
   const complete = ((top + 1) >> BLOCK_SHIFT) << BLOCK_SHIFT;
-  for (let lo = upTo; lo < complete; lo += BLOCK_EVENTS) writeBlock(st, lo >> BLOCK_SHIFT);
-  st.run(UPSERT, [TOKEN_ROW, Math.max(upTo, complete), randomToken()]);
+  for (let lo = upTo; lo < complete; lo += BLOCK_EVENTS) writeBlock(st, lo >> BLOCK_SHIFT, token);
+  st.run(UPSERT, [TOKEN_ROW, Math.max(upTo, complete), token]);
 }
 
 /** The token row's `chars` holds `upTo`: the first id of the block still being filled, whose events have no filter yet. */
 const UPSERT = `INSERT INTO ${INLINE_GRAMS}(block, chars, bits) VALUES (?, ?, ?) ON CONFLICT(block) DO UPDATE SET chars = excluded.chars, bits = excluded.bits`;
 
 /** A complete block's filter built from its rows' inline texts. */
-function writeBlock(st: GramStatements, block: number): void {
+function writeBlock(st: GramStatements, block: number, token: Uint8Array): void {
   const lo = block << BLOCK_SHIFT;
+  const old = st.row(`SELECT bits FROM ${INLINE_GRAMS} WHERE block = ?`, [block])?.bits;
   const texts = st.rows('SELECT text FROM events WHERE id BETWEEN ? AND ? AND blob IS NULL', [lo, lo + BLOCK_EVENTS - 1]).map((r) => String(r.text ?? ''));
   const chars = texts.reduce((n, t) => n + t.length, 0);
   if (chars === 0) return;
   const bits = new Uint8Array(bitsFor(chars) / 8);
   for (const t of texts) setGrams(bits, t);
+  if (old instanceof Uint8Array) xorInto(token, rowHash(block, old));
+  xorInto(token, rowHash(block, bits));
   st.run(UPSERT, [block, chars, bits]);
 }
 
@@ -111,6 +124,9 @@ export function buildInlineGrams(db: Database, progress?: (done: number, total: 
   const upTo = ((top + 1) >> BLOCK_SHIFT) << BLOCK_SHIFT;
   const read = db.prepare('SELECT id, text FROM events WHERE blob IS NULL AND id < ? ORDER BY id');
   const write = db.prepare(UPSERT);
+  // The migration fills an empty table, so the token is the XOR of the rows written here.
+  db.run(`DELETE FROM ${INLINE_GRAMS}`);
+  const token = new Uint8Array(TOKEN_BYTES);
   try {
     read.bind([upTo]);
     let block = -1;
@@ -120,6 +136,7 @@ export function buildInlineGrams(db: Database, progress?: (done: number, total: 
       if (block < 0 || chars === 0) return;
       const bits = new Uint8Array(bitsFor(chars) / 8);
       for (const t of texts) setGrams(bits, t);
+      xorInto(token, rowHash(block, bits));
       write.run([block, chars, bits]);
     };
     let lastTenth = -1;
@@ -140,7 +157,7 @@ export function buildInlineGrams(db: Database, progress?: (done: number, total: 
       if (t.length >= 3) texts.push(t);
     }
     put();
-    write.run([TOKEN_ROW, upTo, randomToken()]);
+    write.run([TOKEN_ROW, upTo, token]);
     progress?.(top, top);
   } finally {
     read.free();
@@ -184,7 +201,7 @@ function filtersOf(db: Database): Filters | undefined {
     return undefined; // no table: a database this module's migration has not reached
   }
   const known = loaded.get(db);
-  if (known && token && known.token === token) return known;
+  if (known && token && known.token === token && known.upTo === upTo) return known;
   const blocks = new Map<number, Uint8Array>();
   let held = 0;
   const stmt = db.prepare(`SELECT block, bits FROM ${INLINE_GRAMS} WHERE block >= 0`);
@@ -332,6 +349,13 @@ function foldAstral(cp: number): number {
   return f;
 }
 
-function randomToken(): Uint8Array {
-  return new Uint8Array(randomBytes(8));
+const TOKEN_BYTES = 16;
+
+/** A block row's share of the change token: 16 bytes of SHA-256 over its number and its bits. */
+function rowHash(block: number, bits: Uint8Array): Uint8Array {
+  return createHash('sha256').update(`${block}:`).update(bits).digest().subarray(0, TOKEN_BYTES);
+}
+
+function xorInto(token: Uint8Array, hash: Uint8Array): void {
+  for (let i = 0; i < TOKEN_BYTES; i++) token[i]! ^= hash[i]!;
 }
