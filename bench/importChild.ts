@@ -20,6 +20,8 @@ import { folderSize } from './transcripts';
 
 export interface ImportFigures {
   importMs: number;
+  /** The summary DAG build that `recollect import` runs after the import (`lcm.buildAll`). */
+  dagMs: number;
   closeMs: number;
   openMs: number;
   files: number;
@@ -89,6 +91,11 @@ export async function importChild(home: string, root: string, wasmPath: string):
   const heapAfterGc = process.memoryUsage().heapUsed;
   const rssAfterImport = process.memoryUsage().rss;
   const frames = prof.toJSON();
+  // `recollect import` builds the summary DAG before its checkpoint; timed apart from the import.
+  const tDag = nowMs();
+  const summaries = await s.lcm.buildAll();
+  const dagMs = nowMs() - tDag;
+  progress(`  import: summary DAG ${(dagMs / 1000).toFixed(1)} s (${JSON.stringify(summaries)}), rss ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB, peak RSS so far ${peakMb()} MB`);
   const tClose = nowMs();
   s.store.checkpoint(); // what close() does here: the journal tail is far over its 1 MB threshold
   const closeMs = nowMs() - tClose;
@@ -102,7 +109,7 @@ export async function importChild(home: string, root: string, wasmPath: string):
   mem.stop();
   const blobFolder = folderSize(path.join(home, 'blobs'));
   return {
-    importMs, closeMs, openMs,
+    importMs, dagMs, closeMs, openMs,
     files: report.files, sessions: report.sessions, runs: report.runs, events: report.events, problems: report.problems.length,
     storedSessions, storedEvents,
     peakRss: mem.peakRss, kernelPeakRss: kernelPeakRss() ?? null, peakHeapUsed: mem.peakHeapUsed, peakArrayBuffers: mem.peakArrayBuffers,
