@@ -81,10 +81,14 @@ export function countTokens(text: string): number {
       n += known;
       continue;
     }
-    const count = tokensOfPiece(piece, ranks).length;
+    const bytes = UTF8.encode(piece);
+    const count = tokensOfBytes(bytes, ranks).length;
     if (piece.length <= MEMO_PIECE_CHARS) {
       if (pieceCounts.size >= MEMO_PIECES) pieceCounts.clear();
-      pieceCounts.set(piece, count);
+      // The key is a fresh string made from the bytes: the piece itself can be a slice that keeps
+      // the whole text it came from alive. (A lone surrogate comes back as U+FFFD, whose bytes,
+      // and so whose tokens, are the same.)
+      pieceCounts.set(FROM_UTF8.decode(bytes), count);
     }
     n += count;
   }
@@ -113,6 +117,7 @@ export function firstTokens(text: string, tokens: number): string {
 
 const PIECES = new RegExp(o200k.pat_str, 'gu');
 const UTF8 = new TextEncoder();
+const FROM_UTF8 = new TextDecoder();
 
 /**
  * The library's encode with no special tokens, each piece merged by `mergePairs` (linear in a
@@ -128,7 +133,10 @@ function encode(text: string): number[] {
 }
 
 function tokensOfPiece(piece: string, ranks: ReadonlyMap<string, number>): number[] {
-  const bytes = UTF8.encode(piece);
+  return tokensOfBytes(UTF8.encode(piece), ranks);
+}
+
+function tokensOfBytes(bytes: Uint8Array, ranks: ReadonlyMap<string, number>): number[] {
   const whole = ranks.get(bytes.join(','));
   return whole !== undefined ? [whole] : mergePairs(bytes, ranks);
 }
