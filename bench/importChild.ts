@@ -20,6 +20,8 @@ import { folderSize } from './transcripts';
 
 export interface ImportFigures {
   importMs: number;
+  /** The summary DAG build that `recollect import` runs after the import (`lcm.buildAll`). */
+  dagMs: number;
   closeMs: number;
   openMs: number;
   files: number;
@@ -76,12 +78,12 @@ export async function importChild(home: string, root: string, wasmPath: string):
     await s.importer.importPaths([dir], report);
     mem.sample();
     if ((i + 1) % Math.max(1, Math.round(dirs.length / 10)) === 0) {
-      progress(`  import: ${i + 1}/${dirs.length} copies, ${report.events.toLocaleString('en-US')} events, ${((nowMs() - tImport) / 1000).toFixed(1)} s, rss ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`);
+      progress(`  import: ${i + 1}/${dirs.length} copies, ${report.events.toLocaleString('en-US')} events, ${((nowMs() - tImport) / 1000).toFixed(1)} s, rss ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB, cpu ${cpuSeconds()} s`);
     }
   }
   const importMs = nowMs() - tImport;
-  const peakMb = () => ((kernelPeakRss() ?? 0) / 1048576).toFixed(0);
-  progress(`  import: done, peak RSS so far ${peakMb()} MB`);
+  const peakMb = () => `${((kernelPeakRss() ?? 0) / 1048576).toFixed(0)} MB, cpu ${cpuSeconds()} s`;
+  progress(`  import: done, peak RSS so far ${peakMb()}`);
   const db = s.store.db;
   const storedSessions = Number(queryScalar(db, 'SELECT count(*) FROM sessions'));
   const storedEvents = Number(queryScalar(db, 'SELECT count(*) FROM events'));
@@ -89,20 +91,25 @@ export async function importChild(home: string, root: string, wasmPath: string):
   const heapAfterGc = process.memoryUsage().heapUsed;
   const rssAfterImport = process.memoryUsage().rss;
   const frames = prof.toJSON();
+  // `recollect import` builds the summary DAG before its checkpoint; timed apart from the import.
+  const tDag = nowMs();
+  const summaries = await s.lcm.buildAll();
+  const dagMs = nowMs() - tDag;
+  progress(`  import: summary DAG ${(dagMs / 1000).toFixed(1)} s (${JSON.stringify(summaries)}), rss ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB, peak RSS so far ${peakMb()}`);
   const tClose = nowMs();
   s.store.checkpoint(); // what close() does here: the journal tail is far over its 1 MB threshold
   const closeMs = nowMs() - tClose;
-  progress(`  import: checkpoint ${(closeMs / 1000).toFixed(1)} s, peak RSS so far ${peakMb()} MB`);
+  progress(`  import: checkpoint ${(closeMs / 1000).toFixed(1)} s, peak RSS so far ${peakMb()}`);
   // The background seal that follows a checkpoint, awaited so the sizes below count its result.
   const tSeal = nowMs();
   const sealed = await s.store.sealJournal();
   const seal = sealed ? { ms: nowMs() - tSeal, buildMs: sealed.buildMs, swapMs: sealed.swapMs, sealedBytes: sealed.sealedBytes, segmentBytes: sealed.segmentBytes } : null;
-  progress(`  import: seal done, peak RSS so far ${peakMb()} MB`);
+  progress(`  import: seal done, peak RSS so far ${peakMb()}`);
   s.store.close();
   mem.stop();
   const blobFolder = folderSize(path.join(home, 'blobs'));
   return {
-    importMs, closeMs, openMs,
+    importMs, dagMs, closeMs, openMs,
     files: report.files, sessions: report.sessions, runs: report.runs, events: report.events, problems: report.problems.length,
     storedSessions, storedEvents,
     peakRss: mem.peakRss, kernelPeakRss: kernelPeakRss() ?? null, peakHeapUsed: mem.peakHeapUsed, peakArrayBuffers: mem.peakArrayBuffers,
@@ -221,6 +228,12 @@ function wrapPrototypeSync(prof: Profiler, proto: object, key: string, name: str
       prof.exit();
     }
   };
+}
+
+/** The process's CPU time so far (user + system): on a shared machine it varies far less with the load than the wall time. */
+function cpuSeconds(): string {
+  const { user, system } = process.cpuUsage();
+  return ((user + system) / 1e6).toFixed(1);
 }
 
 function fileSize(file: string): number {

@@ -329,3 +329,50 @@ describe('kill -9 in the middle of sealing', () => {
     });
   }
 });
+
+describe('sealing a large prefix', () => {
+  it('streams it: the segment holds exactly the bytes, and the seal never holds the prefix or its output whole', async () => {
+    const home = tempHome('seal-stream');
+    fs.mkdirSync(home, { recursive: true });
+    const file = journalFile(home);
+    // 24 MB of lines a journal could hold (no header: the live file of a store that never sealed).
+    let seed = 11;
+    const word = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % 100_000).toString(36);
+    const lines: string[] = [];
+    for (let bytes = 0; bytes < 24 * 1024 * 1024; ) {
+      const line = JSON.stringify({ op: 'memory.note.added', at: lines.length, text: Array.from({ length: 40 + (lines.length % 300) }, word).join(' ') }) + '\n';
+      lines.push(line);
+      bytes += line.length;
+    }
+    const all = Buffer.from(lines.join(''), 'utf8');
+    fs.writeFileSync(file, all);
+    const lock = new FileLock(path.join(home, 'journal.lock'));
+    const upTo = all.length - (lines.at(-1) as string).length; // the last line stays live
+    const base = process.memoryUsage().arrayBuffers;
+    let peak = 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers - base)), 2);
+    const sealed = await sealCovered({ journalPath: file, sealedDir: path.join(home, SEALED_DIR), lock, upTo, minBytes: 1 });
+    clearInterval(sampler);
+    expect(sealed).toMatchObject({ start: 0, end: upTo });
+    // A whole-prefix seal held the 24 MB prefix and then its output in buffers.
+    expect(peak).toBeLessThan(8 * 1024 * 1024);
+    const [seg] = segments(home);
+    const body = brotliDecompressSync(fs.readFileSync(path.join(home, SEALED_DIR, seg as string)));
+    const headerEnd = body.indexOf(0x0a);
+    const header = JSON.parse(body.toString('utf8', 0, headerEnd)) as { start: number; end: number; lens: number[] };
+    expect(header).toMatchObject({ start: 0, end: upTo });
+    expect(header.lens).toEqual(lines.slice(0, -1).map((l) => Buffer.byteLength(l)));
+    expect(body.subarray(headerEnd + 1).equals(all.subarray(0, upTo))).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe(`{"recollect_journal":1,"base":${upTo}}\n${lines.at(-1) as string}`);
+
+    // A cap below the first line's length: that line goes whole, cut at its end.
+    const home2 = tempHome('seal-stream-long');
+    fs.mkdirSync(home2, { recursive: true });
+    fs.writeFileSync(journalFile(home2), lines.slice(0, 3).join(''));
+    const lock2 = new FileLock(path.join(home2, 'journal.lock'));
+    const first = Buffer.byteLength(lines[0] as string);
+    const one = await sealCovered({ journalPath: journalFile(home2), sealedDir: path.join(home2, SEALED_DIR), lock: lock2, upTo: first + Buffer.byteLength(lines[1] as string), minBytes: 1, maxSegmentBytes: 16 });
+    expect(one).toMatchObject({ start: 0, end: first + Buffer.byteLength(lines[1] as string) });
+    expect(segments(home2)).toEqual([`0-${first}.br`, `${first}-${one?.end}.br`]);
+  });
+});

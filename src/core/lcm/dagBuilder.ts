@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { PendingSyncs } from '../history/pendingSyncs';
 import type { Store } from '../store/store';
 import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
 import { countTokens } from '../text/tokens';
@@ -112,8 +113,11 @@ export class DagBuilder {
     if (!session) return report;
     report.sessions = 1;
     report.removed = await this.removeStale(sessionId);
-    await this.buildLeaves(session, report);
-    await this.condense(session, report);
+    // Each batch's journal sync runs while the next is summarised; the session's build resolves once all are on disk.
+    const syncs = new PendingSyncs();
+    await this.buildLeaves(session, report, syncs);
+    await this.condense(session, report, syncs);
+    await syncs.all();
     return report;
   }
 
@@ -138,7 +142,7 @@ export class DagBuilder {
     });
   }
 
-  private async buildLeaves(session: SessionRow, report: BuildReport): Promise<void> {
+  private async buildLeaves(session: SessionRow, report: BuildReport, syncs: PendingSyncs): Promise<void> {
     const config = this.config();
     const db = this.store.db;
     const rows = queryRows(
@@ -189,15 +193,15 @@ export class DagBuilder {
         sourceBytes: chunk.reduce((n, e) => n + e.bytes, 0), producer, sources: chunk.map((e) => ({ eventId: e.id, hash: e.hash })), childIds: [], fileIds,
       });
       if (batch.length >= BATCH) {
-        await this.commitBatch(session.id, batch, files, report);
+        await this.commitBatch(session.id, batch, files, report, syncs);
         batch = [];
         files = [];
       }
     }
-    if (batch.length) await this.commitBatch(session.id, batch, files, report);
+    if (batch.length) await this.commitBatch(session.id, batch, files, report, syncs);
   }
 
-  private async condense(session: SessionRow, report: BuildReport): Promise<void> {
+  private async condense(session: SessionRow, report: BuildReport, syncs: PendingSyncs): Promise<void> {
     const config = this.config();
     for (let depth = 0; depth < config.maxDepth; depth++) {
       const open = uncondensed(this.store.db, session.id, depth);
@@ -221,20 +225,21 @@ export class DagBuilder {
           producer, sources: [], childIds: group, fileIds: [...new Set(children.flatMap((c) => c.fileIds))],
         });
         if (batch.length >= BATCH) {
-          await this.commitBatch(session.id, batch, [], report);
+          await this.commitBatch(session.id, batch, [], report, syncs);
           batch = [];
         }
       }
-      if (batch.length) await this.commitBatch(session.id, batch, [], report);
+      if (batch.length) await this.commitBatch(session.id, batch, [], report, syncs);
     }
   }
 
-  private async commitBatch(sessionId: string, summaries: SummaryRecord[], files: FileRecord[], report: BuildReport): Promise<void> {
-    const ok = await this.store.commit((db) => {
+  private async commitBatch(sessionId: string, summaries: SummaryRecord[], files: FileRecord[], report: BuildReport, syncs: PendingSyncs): Promise<void> {
+    const { result: ok, synced } = await this.store.commitSyncingInBackground((db) => {
       if (!stillValid(db, summaries)) return { result: false };
       const op: SummariesAdded = { op: 'lcm.summaries.added', at: this.store.now, sessionId, files, summaries };
       return { op, result: true };
     });
+    await syncs.add(synced);
     if (!ok) {
       report.raced++;
       return;

@@ -5,7 +5,7 @@ import { FILE_MODE, FOLDER_MODE, removeQuietly, writeFully } from './fileWrites'
 import type { FileLock } from './fileLock';
 import { removeDeadTemps } from './strayTemps';
 import { headerLine, readHead, type LiveHead } from './journalLive';
-import { buildSegment, listSegments, segmentName } from './journalSegments';
+import { listSegments, SegmentIndexer, segmentName, writeSegment } from './journalSegments';
 
 /**
  * Segment compression, measured on the 100 MB import bench's journal (40.2 MB of plain lines;
@@ -70,19 +70,35 @@ export async function sealJournal(opts: SealOptions): Promise<SealResult | undef
   const start = head.base;
   if (opts.upTo - start < opts.minBytes || opts.upTo <= start) return undefined;
   const want = Math.min(opts.upTo - start, opts.maxSegmentBytes ?? MAX_SEGMENT_BYTES);
-  let raw = await readRange(opts.journalPath, head, want);
-  if (raw && want < opts.upTo - start) {
-    // Cut at the last line end; a single line longer than the cap goes whole.
-    const cut = raw.lastIndexOf(NEWLINE) + 1;
-    raw = cut > 0 ? raw.subarray(0, cut) : await readRange(opts.journalPath, head, opts.upTo - start);
+  // One descriptor for both passes: the prefix of the file it names never changes (a purge or
+  // another seal puts a new file at the path), so both read the same bytes.
+  const handle = await fs.promises.open(opts.journalPath, 'r');
+  let segmentBytes: number;
+  let end: number;
+  let finalPath: string;
+  let tmp: string;
+  try {
+    const now = readHead(handle.fd, opts.journalPath);
+    if (now.base !== head.base || now.headerLen !== head.headerLen || fs.fstatSync(handle.fd).ino !== head.ino) return undefined; // sealed by another process meanwhile
+    const length = await prefixLength(handle, now.headerLen, want, opts.upTo - start);
+    if (length === undefined) return undefined;
+    end = start + length;
+    // Indexed in a first pass, since the header (lens, sha256) goes before the lines in the stream.
+    const indexer = new SegmentIndexer();
+    for await (const piece of pieces(handle, now.headerLen, length)) indexer.add(piece);
+    const index = indexer.finish();
+    fs.mkdirSync(opts.sealedDir, { recursive: true, mode: FOLDER_MODE });
+    finalPath = path.join(opts.sealedDir, segmentName(start, end));
+    tmp = tempBeside(finalPath);
+    try {
+      segmentBytes = await writeSegment(tmp, start, end, index, pieces(handle, now.headerLen, length), { quality: opts.quality ?? SEAL_QUALITY, lgwin: opts.lgwin ?? SEAL_LGWIN });
+    } catch (err) {
+      removeQuietly(tmp);
+      throw err;
+    }
+  } finally {
+    await handle.close();
   }
-  if (!raw) return undefined; // the file changed under us (sealed by another process): nothing to do now
-  const end = start + raw.length;
-  const segment = await buildSegment(raw, start, { quality: opts.quality ?? SEAL_QUALITY, lgwin: opts.lgwin ?? SEAL_LGWIN });
-  fs.mkdirSync(opts.sealedDir, { recursive: true, mode: FOLDER_MODE });
-  const finalPath = path.join(opts.sealedDir, segmentName(start, end));
-  const tmp = tempBeside(finalPath);
-  await writeDurably(tmp, segment);
   opts.onStep?.('segment-written');
   const buildMs = performance.now() - t0;
   if (opts.cancelled?.()) {
@@ -94,7 +110,7 @@ export async function sealJournal(opts: SealOptions): Promise<SealResult | undef
   if (!swapped) return undefined;
   removeDeadTemps(opts.sealedDir);
   removeDeadTemps(path.dirname(opts.journalPath));
-  return { start, end, segmentBytes: segment.length, sealedBytes: end - start, buildMs, swapMs: performance.now() - t1 };
+  return { start, end, segmentBytes, sealedBytes: end - start, buildMs, swapMs: performance.now() - t1 };
 }
 
 /** Seals segment after segment until less than `minBytes` of the covered prefix is left live. */
@@ -177,32 +193,52 @@ function readHeadOf(file: string): LiveHead & { ino: number } {
   }
 }
 
-/** The live file's bytes from just past its header; undefined if it was replaced or is too short. */
-async function readRange(file: string, expected: LiveHead & { ino: number }, length: number): Promise<Buffer | undefined> {
-  const handle = await fs.promises.open(file, 'r');
-  try {
-    const head = readHead(handle.fd, file);
-    if (head.base !== expected.base || head.headerLen !== expected.headerLen || fs.fstatSync(handle.fd).ino !== expected.ino) return undefined;
-    const buf = Buffer.allocUnsafe(length);
-    const { bytesRead } = await handle.read(buf, 0, length, head.headerLen);
-    return bytesRead === length ? buf : undefined;
-  } finally {
-    await handle.close();
+/**
+ * How many bytes of the prefix (past the header) the segment takes: `want`, cut back to its last
+ * line end; a single line longer than `want` goes whole. Undefined if the file is shorter than
+ * the covered prefix (it cannot be: the snapshot covers it), so nothing is sealed.
+ */
+async function prefixLength(handle: fs.promises.FileHandle, headerLen: number, want: number, covered: number): Promise<number | undefined> {
+  if (want >= covered) return (await fileLength(handle)) - headerLen >= covered ? covered : undefined;
+  // The last line end at or before `want`, searched backwards a piece at a time.
+  for (let to = want; to > 0; ) {
+    const from = Math.max(0, to - READ_PIECE);
+    const buf = Buffer.allocUnsafe(to - from);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, headerLen + from);
+    if (bytesRead !== buf.length) return undefined;
+    const nl = buf.lastIndexOf(NEWLINE);
+    if (nl !== -1) return from + nl + 1;
+    to = from;
+  }
+  // No line end before `want`: the first one after it.
+  for (let from = want; from < covered; from += READ_PIECE) {
+    const buf = Buffer.allocUnsafe(Math.min(READ_PIECE, covered - from));
+    const { bytesRead } = await handle.read(buf, 0, buf.length, headerLen + from);
+    if (bytesRead !== buf.length) return undefined;
+    const nl = buf.indexOf(NEWLINE);
+    if (nl !== -1) return from + nl + 1;
+  }
+  return undefined;
+}
+
+async function fileLength(handle: fs.promises.FileHandle): Promise<number> {
+  return (await handle.stat()).size;
+}
+
+/**
+ * Bytes [0, length) past the header, a piece at a time in one buffer that each piece reuses: its
+ * consumers are done with a piece before they ask for the next, and a fresh buffer per piece
+ * would leave the whole prefix in garbage the collector frees only in steps of tens of MB.
+ */
+async function* pieces(handle: fs.promises.FileHandle, headerLen: number, length: number): AsyncGenerator<Buffer> {
+  const buf = Buffer.allocUnsafe(Math.min(READ_PIECE, length));
+  for (let at = 0; at < length; ) {
+    const n = Math.min(buf.length, length - at);
+    const { bytesRead } = await handle.read(buf, 0, n, headerLen + at);
+    if (bytesRead !== n) throw new Error('journal shrank while sealing');
+    yield buf.subarray(0, n);
+    at += n;
   }
 }
 
-/** writeFile loops until every byte is written; on any failure the temp file goes. */
-async function writeDurably(file: string, data: Buffer): Promise<void> {
-  try {
-    const handle = await fs.promises.open(file, 'w', FILE_MODE);
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch (err) {
-    removeQuietly(file);
-    throw err;
-  }
-}
+const READ_PIECE = 1024 * 1024;

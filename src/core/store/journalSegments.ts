@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { brotliCompress, brotliDecompressSync, constants as zlibConstants, createBrotliCompress, type BrotliOptions } from 'node:zlib';
+import { brotliCompress, brotliDecompressSync, constants as zlibConstants, createBrotliCompress } from 'node:zlib';
 import { StoreCorruptError } from './errors';
+import { FILE_MODE } from './fileWrites';
 import { parseOperation, type JournalProblem, type Operation } from './journalLine';
 
 /**
@@ -19,8 +20,6 @@ const SEGMENT_VERSION = 1;
 const SEGMENT_KEY = 'recollect_segment';
 const NEWLINE = 0x0a;
 const NAME = /^(\d+)-(\d+)\.br$/;
-/** Input processed between yields to the event loop while a segment is built. */
-const YIELD_BYTES = 2 * 1024 * 1024;
 
 export interface SegmentFile {
   start: number;
@@ -52,50 +51,95 @@ export function listSegments(dir: string): SegmentFile[] {
   return out.sort((a, b) => a.start - b.start || b.end - a.end);
 }
 
-/**
- * Builds a segment from the journal's raw bytes [start, start + raw.length), which must end at a
- * line end. The index is built here, between yields; the brotli pass runs on the thread pool.
- */
-export async function buildSegment(raw: Buffer, start: number, params: { quality: number; lgwin: number }): Promise<Buffer> {
-  if (raw.length === 0 || raw[raw.length - 1] !== NEWLINE) throw new Error('a sealed prefix must end at a line end');
-  const lens: number[] = [];
-  const hash = createHash('sha256');
-  let sinceYield = 0;
-  for (let lineStart = 0; lineStart < raw.length; ) {
-    const nl = raw.indexOf(NEWLINE, lineStart);
-    const line = raw.subarray(lineStart, nl);
-    lens.push(nl + 1 - lineStart);
-    hash.update(line).update(NL);
-    sinceYield += nl + 1 - lineStart;
-    lineStart = nl + 1;
-    if (sinceYield >= YIELD_BYTES) {
-      sinceYield = 0;
-      await new Promise((r) => setImmediate(r));
+/** The index a segment's header holds: each line's byte length (newline included) and the sha256 of them all. */
+export interface SegmentIndex {
+  lens: number[];
+  sha256: string;
+}
+
+/** Indexes lines fed a piece at a time: a line may span pieces. */
+export class SegmentIndexer {
+  private readonly lens: number[] = [];
+  private readonly hash = createHash('sha256');
+  private open = 0;
+
+  add(piece: Buffer): void {
+    this.hash.update(piece);
+    for (let from = 0; ; ) {
+      const nl = piece.indexOf(NEWLINE, from);
+      if (nl === -1) {
+        this.open += piece.length - from;
+        return;
+      }
+      this.lens.push(this.open + nl + 1 - from);
+      this.open = 0;
+      from = nl + 1;
     }
   }
-  const header = Buffer.from(`${JSON.stringify({ [SEGMENT_KEY]: SEGMENT_VERSION, start, end: start + raw.length, lens, sha256: hash.digest('hex') })}\n`, 'utf8');
-  // The lines are `raw` itself, so the stream is the header then `raw`, never copied into one buffer (32 MB more at the seal's peak).
-  return compressStream([header, raw], {
+
+  finish(): SegmentIndex {
+    if (this.open !== 0 || this.lens.length === 0) throw new Error('a sealed prefix must end at a line end');
+    return { lens: this.lens, sha256: this.hash.digest('hex') };
+  }
+}
+
+/**
+ * Writes a segment of the journal's bytes [start, end) to `file` and syncs it: the header, then
+ * `pieces` (those same bytes, read again in order), through one brotli stream on the thread pool.
+ * Neither the bytes nor the output are ever held whole (an import's seal runs while the
+ * database is at its largest): each piece is compressed and its output written before the next
+ * is asked for, so `pieces` may hand out the same buffer every time.
+ */
+export async function writeSegment(
+  file: string,
+  start: number,
+  end: number,
+  index: SegmentIndex,
+  pieces: AsyncIterable<Buffer>,
+  params: { quality: number; lgwin: number },
+): Promise<number> {
+  const header = Buffer.from(`${JSON.stringify({ [SEGMENT_KEY]: SEGMENT_VERSION, start, end, lens: index.lens, sha256: index.sha256 })}\n`, 'utf8');
+  const brotli = createBrotliCompress({
     params: {
       [zlibConstants.BROTLI_PARAM_QUALITY]: params.quality,
       [zlibConstants.BROTLI_PARAM_LGWIN]: params.lgwin,
       [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
-      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: header.length + raw.length,
+      [zlibConstants.BROTLI_PARAM_SIZE_HINT]: header.length + (end - start),
     },
   });
-}
-
-/** One brotli stream of `pieces` in order, compressed on the thread pool. */
-function compressStream(pieces: readonly Buffer[], options: BrotliOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const z = createBrotliCompress(options);
-    const out: Buffer[] = [];
-    z.on('data', (d: Buffer) => out.push(d));
-    z.on('error', reject);
-    z.on('end', () => resolve(Buffer.concat(out)));
-    for (const piece of pieces) z.write(piece);
-    z.end();
-  });
+  let output: Buffer[] = [];
+  let failure: Error | undefined;
+  brotli.on('data', (chunk: Buffer) => output.push(chunk));
+  brotli.on('error', (err: Error) => (failure = err));
+  const ended = new Promise<void>((resolve) => brotli.once('end', resolve));
+  const handle = await fs.promises.open(file, 'w', FILE_MODE);
+  let written = 0;
+  const flush = async () => {
+    const ready = output;
+    output = [];
+    for (const chunk of ready) {
+      for (let at = 0; at < chunk.length; ) at += (await handle.write(chunk, at, chunk.length - at)).bytesWritten;
+      written += chunk.length;
+    }
+  };
+  // The write callback runs once the stream has consumed the piece, so its buffer is free again.
+  const feed = (piece: Buffer) => new Promise<void>((resolve, reject) => brotli.write(piece, (err) => (err ? reject(err) : resolve())));
+  try {
+    await feed(header);
+    for await (const piece of pieces) {
+      await feed(piece);
+      await flush();
+    }
+    brotli.end();
+    await Promise.race([ended, new Promise<void>((_, reject) => brotli.once('error', reject))]);
+    if (failure) throw failure;
+    await flush();
+    await handle.sync();
+  } finally {
+    brotli.destroy();
+    await handle.close();
+  }
+  return written;
 }
 
 const NL = Buffer.from([NEWLINE]);
