@@ -127,7 +127,14 @@ class McpRelay {
   /** Connects to the owner socket and asks for an MCP session; `onMessage` gets every later line. */
   reach(onMessage: (message: Message) => void): Promise<Reached> {
     return new Promise((resolve) => {
-      const socket = net.createConnection(this.socketPath);
+      let socket: net.Socket;
+      try {
+        socket = net.createConnection(this.socketPath);
+      } catch {
+        // A sandbox that forbids sockets throws here instead of emitting 'error'.
+        resolve({ kind: 'unreachable' });
+        return;
+      }
       let greeted = false;
       const settle = (r: Reached) => {
         if (greeted) return;

@@ -129,6 +129,8 @@ export function buildInlineGrams(db: Database, progress?: (done: number, total: 
   const token = new Uint8Array(TOKEN_BYTES);
   try {
     read.bind([upTo]);
+    // A new store has no events: nothing to build, so no progress to show.
+    if (top === 0) progress = undefined;
     let block = -1;
     let texts: string[] = [];
     const put = () => {

@@ -36,7 +36,14 @@ export class OwnerConnection {
   /** Connects and says hello; the owner's welcome (or refusal) decides what comes back. */
   static open(socketPath: string, me: Peer): Promise<Connected> {
     return new Promise((resolve) => {
-      const socket = net.createConnection(socketPath);
+      let socket: net.Socket;
+      try {
+        socket = net.createConnection(socketPath);
+      } catch (err) {
+        // A sandbox that forbids sockets throws here instead of emitting 'error': no owner is reachable.
+        resolve({ kind: 'unreachable', problem: err instanceof Error ? err.message : String(err) });
+        return;
+      }
       let settled = false;
       const settle = (c: Connected) => {
         if (settled) return;

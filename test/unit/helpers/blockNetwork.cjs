@@ -11,8 +11,20 @@ function blocked(what) {
   };
 }
 const net = require('node:net');
-net.Socket.prototype.connect = blocked('net.Socket.connect');
-net.connect = net.createConnection = blocked('net.connect');
+// A Unix socket or named pipe (a path, as a Recollect client reaches its store's owner) is local
+// IPC, not network: it goes through; a port or host does not.
+function ipcPath(args) {
+  const first = Array.isArray(args[0]) ? args[0][0] : args[0];
+  return (typeof first === 'string' && !/^\d+$/.test(first)) || (first && typeof first === 'object' && typeof first.path === 'string');
+}
+function unlessIpc(original, what) {
+  const refuse = blocked(what);
+  return function (...args) {
+    return ipcPath(args) ? original.apply(this, args) : refuse();
+  };
+}
+net.Socket.prototype.connect = unlessIpc(net.Socket.prototype.connect, 'net.Socket.connect');
+net.connect = net.createConnection = unlessIpc(net.createConnection, 'net.connect');
 require('node:tls').connect = blocked('tls.connect');
 for (const mod of ['node:http', 'node:https']) {
   const m = require(mod);
