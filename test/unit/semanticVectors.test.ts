@@ -1,6 +1,4 @@
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmbeddingConfig } from '../../src/core/memory/semantic/embeddingClient';
@@ -8,6 +6,7 @@ import { SemanticService } from '../../src/core/memory/semantic/semanticService'
 import { bytesPerVector, decodeVector, encodeVectors, unit } from '../../src/core/memory/semantic/vectorCodec';
 import { openServices } from '../../src/core/services';
 import { queryScalar } from '../../src/core/store/sqlite';
+import { startEmbeddingsServer } from './helpers/embeddingsServer';
 import { callTool as call } from './helpers/memoryCall';
 import { tempHome, WASM_PATH } from './helpers/tempStore';
 
@@ -26,23 +25,14 @@ function vectorOf(text: string): number[] {
   return v;
 }
 
-/** A local OpenAI-compatible /v1/embeddings server standing in for a real one. */
-const server = http.createServer((req, res) => {
-  let body = '';
-  req.on('data', (c: Buffer) => (body += c.toString()));
-  req.on('end', () => {
-    const { input } = JSON.parse(body) as { input: string[] };
-    calls.push(input.length);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: input.map((t, index) => ({ index, embedding: vectorOf(t) })) }));
-  });
-});
 const calls: number[] = [];
 let config: EmbeddingConfig;
+let embeddings: Awaited<ReturnType<typeof startEmbeddingsServer>>;
 beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  config = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, model: 'bag-of-words' };
+  embeddings = await startEmbeddingsServer('bag-of-words', vectorOf, (size) => calls.push(size));
+  config = embeddings.config;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => embeddings.close());
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;

@@ -1,6 +1,4 @@
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rng } from '../../bench/rng';
@@ -10,6 +8,7 @@ import type { EmbeddingConfig } from '../../src/core/memory/semantic/embeddingCl
 import { VectorCache } from '../../src/core/memory/semantic/vectorCache';
 import { decodeVector, unit } from '../../src/core/memory/semantic/vectorCodec';
 import { openServices, type Services } from '../../src/core/services';
+import { startEmbeddingsServer } from './helpers/embeddingsServer';
 import { transcriptFixtures } from './helpers/fixtures';
 import { callTool as call } from './helpers/memoryCall';
 import { tempHome, WASM_PATH } from './helpers/tempStore';
@@ -31,16 +30,9 @@ function vectorOf(text: string): number[] {
   return v;
 }
 
-const server = http.createServer((req, res) => {
-  let body = '';
-  req.on('data', (c: Buffer) => (body += c.toString()));
-  req.on('end', () => {
-    const { input } = JSON.parse(body) as { input: string[] };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: input.map((t, index) => ({ index, embedding: vectorOf(t) })) }));
-  });
-});
 
 let config: EmbeddingConfig;
+let embeddings: Awaited<ReturnType<typeof startEmbeddingsServer>>;
 let s: Services;
 let home: string;
 let count = 0;
@@ -49,8 +41,8 @@ let cache: VectorCache;
 let closed = false;
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  config = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, model: 'words-512' };
+  embeddings = await startEmbeddingsServer('words-512', vectorOf);
+  config = embeddings.config;
   s = await openServices({ home: tempHome('vector-bound'), wasmPath: WASM_PATH }, { embeddings: config, semanticBackground: false });
   home = s.store.home;
   // Day-log entries in the words of the real transcripts, and facts each saved twice, written by the memory appliers.
@@ -65,7 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!closed) s?.store.close();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await embeddings.close();
 });
 
 let stored: { key: string; codes: Int8Array; factor: number; signs: boolean[] }[] | undefined;
