@@ -130,7 +130,9 @@ export class Compactor {
       fs.rmSync(out, { force: true });
       return refuse(`compaction failed: ${(err as Error).message}`);
     }
-    return swapped.ok ? { ok: true, wallMs: performance.now() - t0, childMaxRss, ...swapped.stats } : refuse(swapped.reason);
+    if (swapped.ok) return { ok: true, wallMs: performance.now() - t0, childMaxRss, ...swapped.stats };
+    // `superseded` travels with the refusal: the store starts the compaction again on it.
+    return 'superseded' in swapped ? { ok: false, reason: swapped.reason, wallMs: performance.now() - t0, superseded: true } : refuse(swapped.reason);
   }
 
   private inChild(request: CompactionRequest, background: boolean): Promise<{ file: CompactedFile; childMaxRss: number }> {

@@ -116,7 +116,7 @@ export async function compactSnapshot(SQL: SqlJsStatic, snapshotFile: string, ou
     ftsTables = queryRows(source, "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts4%' ORDER BY name").map((r) => String(r.name));
     for (const table of ftsTables) source.exec(`INSERT INTO "${table}"("${table}") VALUES ('optimize')`);
     phase('optimize');
-    copy = new PagedContents(PagedFrame.none(out, chunkBytes), onDamage, undefined, cacheBytes * (1 - SOURCE_SHARE), tempBeside(snapshotFile));
+    copy = new PagedContents(PagedFrame.none(out, chunkBytes), onDamage, undefined, cacheBytes * (1 - SOURCE_SHARE), tempBeside(out));
     copy.set(emptyDatabase(SQL, pageSize, Number(queryScalar(source, 'PRAGMA auto_vacuum'))), 0);
     databaseBytesAfter = copyInto(SQL, copy, fileOf(source));
     if (damage) throw damage;
