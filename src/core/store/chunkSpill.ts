@@ -13,16 +13,20 @@ import { FILE_MODE, removeQuietly } from './fileWrites';
  * an import under the budget spent most of its time there.
  *
  * The file is cut into slots of one chunk. A chunk written again gets a new slot and its old one
- * is released; while a checkpoint running in the background reads slots (`hold`), released ones
- * are reused only once it is done, so the bytes it reads are the ones it captured.
+ * is released. A checkpoint running in the background pins the slots it captured (`pin`) and lets
+ * each go once it has read it: a released slot is reused only when no capture still has to read
+ * it, so the bytes a checkpoint reads are the ones it captured. Pinning slot by slot, not the
+ * whole file, is what bounds the file: held whole for a long checkpoint, every chunk SQLite
+ * wrote and evicted again meanwhile took a new slot, and an import's file grew without end.
  */
 export class ChunkSpill {
   private fd: number | undefined;
   private slots = 0;
   private readonly free: number[] = [];
-  /** Released while held: reused once no checkpoint reads this file any more. */
-  private retired: number[] = [];
-  private holds = 0;
+  /** Slots a capture still has to read, with how many captures do. */
+  private readonly pins = new Map<number, number>();
+  /** Of those, the ones released meanwhile: free once the last capture reading them is done. */
+  private readonly retired = new Set<number>();
   private inUse = 0;
   /** Set when the file could not be written (a full or read-only disk): chunks then stay in memory, as without a spill. */
   failed: Error | undefined;
@@ -73,28 +77,38 @@ export class ChunkSpill {
   /** The slot no longer holds a chunk's current bytes. */
   release(slot: number): void {
     this.inUse--;
-    if (this.holds > 0) this.retired.push(slot);
+    if (this.pins.has(slot)) this.retired.add(slot);
     else this.free.push(slot);
     this.shrinkWhenEmpty();
   }
 
-  /** A background checkpoint reads slots until `unhold`: none is reused meanwhile. */
-  hold(): void {
-    this.holds++;
+  /** A capture will read these slots: none is reused until `unpin`ned. */
+  pin(slots: Iterable<number>): void {
+    for (const slot of slots) this.pins.set(slot, (this.pins.get(slot) ?? 0) + 1);
   }
 
-  unhold(): void {
-    if (--this.holds > 0) return;
-    this.free.push(...this.retired);
-    this.retired = [];
-    this.shrinkWhenEmpty();
+  /** A capture has read the slot (or will not): it may be reused once released and no other capture reads it. */
+  unpin(slot: number): void {
+    const n = this.pins.get(slot);
+    if (n === undefined) return;
+    if (n > 1) return void this.pins.set(slot, n - 1);
+    this.pins.delete(slot);
+    if (this.retired.delete(slot)) {
+      this.free.push(slot);
+      this.shrinkWhenEmpty();
+    }
+  }
+
+  /** The file's length in slots: what it takes on disk, live or not. */
+  get slotCount(): number {
+    return this.slots;
   }
 
   /** Nothing lives here any more (a checkpoint saved every chunk): the disk space goes back. */
   private shrinkWhenEmpty(): void {
-    if (this.inUse > 0 || this.holds > 0 || this.fd === undefined) return;
+    if (this.inUse > 0 || this.pins.size > 0 || this.fd === undefined) return;
     this.free.length = 0;
-    this.retired = [];
+    this.retired.clear();
     this.slots = 0;
     try {
       fs.ftruncateSync(this.fd, 0);

@@ -29,6 +29,7 @@ export function memoryReport(budget: MemoryBudget, dbFile: DatabaseFile, pressur
       // Written since the last checkpoint and held only in memory; `spills` counts chunks written to the spill file so they could leave it (chunkSpill.ts).
       unsaved_mb: mb(cache ? cache.unsavedChunks * chunk : 0),
       spills: cache?.spillWrites ?? 0,
+      spill_file_mb: mb(cache?.spillFileBytes ?? 0),
       evictions: cache?.evictions ?? 0,
       reloads: cache?.reloads ?? 0,
       pressure_checkpoints: pressureCheckpoints,

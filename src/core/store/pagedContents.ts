@@ -39,9 +39,9 @@ export interface Capture {
   parts: ({ index: number; hash: Buffer } | { index: number; raw: Buffer; version: number } | { index: number; slot: number; version: number })[];
   /** An unchanged chunk's compressed bytes from `frame`, checked against its hash. */
   readCompressed(index: number): Buffer;
-  /** A changed chunk's bytes from the spill file (chunkSpill.ts), `length` of them, into `into` when given. */
+  /** A changed chunk's bytes from the spill file (chunkSpill.ts), `length` of them, into `into` when given; read once, after which the spill may reuse the slot. */
   readSpilled(slot: number, length: number, into?: Buffer): Buffer;
-  /** Called once the capture is written or dropped: the spill may reuse the slots it read. */
+  /** Called once the capture is written or dropped: the spill may reuse the slots it did not read. */
   done(): void;
 }
 
@@ -56,6 +56,8 @@ export interface CacheStats {
   /** Chunks written since the last checkpoint whose bytes are in the spill file (evictable), and the chunks written there so far. */
   spilledChunks: number;
   spillWrites: number;
+  /** The spill file's length: the slots it holds, live or waiting for a checkpoint to read them. */
+  spillFileBytes: number;
   /** The most bytes held decompressed at once; Infinity when unbounded. */
   cacheBytes: number;
   /** Clean chunks dropped to stay within `cacheBytes`, and chunks read again after that. */
@@ -170,6 +172,7 @@ export class PagedContents {
       unsavedChunks: this.unsaved.size,
       spilledChunks: this.slotOf.size,
       spillWrites: this.spill?.writes ?? 0,
+      spillFileBytes: (this.spill?.slotCount ?? 0) * this.chunkBytes,
       cacheBytes: this.cacheBytes,
       evictions: this.evictions,
       reloads: this.reloads,
@@ -548,19 +551,27 @@ export class PagedContents {
     }
     const frame = this.frame;
     const spill = this.spill;
-    const holds = !!spill && parts.some((p) => 'slot' in p);
-    if (holds) spill.hold();
-    let held = holds;
+    const pinned = new Set<number>();
+    for (const p of parts) if ('slot' in p) pinned.add(p.slot);
+    spill?.pin(pinned);
+    const unpin = (slot: number) => {
+      if (pinned.delete(slot)) spill?.unpin(slot);
+    };
     return {
       size: this.size,
       chunkBytes: cb,
       frame,
       parts,
       readCompressed: (i) => (frame === this.frame ? this.readCompressed(i) : frame.readCompressed(i)),
-      readSpilled: (slot, length, into) => (spill as ChunkSpill).read(slot, length, into),
+      readSpilled: (slot, length, into) => {
+        try {
+          return (spill as ChunkSpill).read(slot, length, into);
+        } finally {
+          unpin(slot);
+        }
+      },
       done: () => {
-        if (held) spill?.unhold();
-        held = false;
+        for (const slot of [...pinned]) unpin(slot);
       },
     };
   }

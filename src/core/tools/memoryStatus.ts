@@ -44,6 +44,7 @@ const output = z.object({
       held_mb: z.number(),
       unsaved_mb: z.number(),
       spills: z.number(),
+      spill_file_mb: z.number(),
       evictions: z.number(),
       reloads: z.number(),
       pressure_checkpoints: z.number(),
