@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { isMainThread, Worker, workerData } from 'node:worker_threads';
 import { compactSnapshot, type CompactedFile } from './compactionJob';
 import { processMemory } from './memoryBudget';
 import { loadSqlJs } from './sqlite';
@@ -49,32 +49,48 @@ function abandon(): void {
  * and once it is not, removes the temp file and kills this process.
  */
 const WATCH_MS = 100;
-const WATCHDOG = `
-const { workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-const ownerExists = () => {
-  try { process.kill(workerData.owner, 0); return true; } catch (err) { return err.code !== 'ESRCH'; }
-};
-setInterval(() => {
-  if (process.ppid === workerData.owner && ownerExists()) return;
-  try { fs.rmSync(workerData.out, { force: true }); } catch {}
-  process.kill(process.pid, 'SIGKILL');
-}, workerData.everyMs);
-`;
 
-function watchOwner(out: string): void {
-  const watchdog = new Worker(WATCHDOG, { eval: true, workerData: { owner: process.ppid, out, everyMs: WATCH_MS } });
-  watchdog.unref(); // never what keeps this process alive
+interface Watch {
+  owner: number;
+  out: string;
 }
 
-process.once('message', (message: CompactionRequest) => {
-  request = message;
-  watchOwner(message.out);
-  const maxRss = () => processMemory().peakRss;
-  loadSqlJs(message.wasmPath)
-    .then((SQL) => compactSnapshot(SQL, message.snapshotFile, message.out, { collectGarbage, ...(message.cacheBytes ? { cacheBytes: message.cacheBytes } : {}) }))
-    // The job runs for seconds without an event-loop turn, so an owner that died meanwhile is only noticed here.
-    .then((result) => (process.connected ? reply({ ok: true, result, maxRss: maxRss() }) : abandon()))
-    .catch((err: unknown) => reply({ ok: false, error: err instanceof Error ? err.message : String(err), maxRss: maxRss() }));
-});
-process.once('disconnect', abandon);
+/** The watchdog thread: this same file, started as a worker thread, so it is typed and linted like the rest. */
+function watchdog({ owner, out }: Watch): void {
+  const ownerExists = () => {
+    try {
+      process.kill(owner, 0);
+      return true;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+    }
+  };
+  setInterval(() => {
+    if (process.ppid === owner && ownerExists()) return;
+    fs.rmSync(out, { force: true });
+    process.kill(process.pid, 'SIGKILL');
+  }, WATCH_MS);
+}
+
+function watchOwner(out: string): void {
+  const watch: Watch = { owner: process.ppid, out };
+  const thread = new Worker(__filename, { workerData: watch });
+  thread.unref(); // never what keeps this process alive
+}
+
+function serveRequest(): void {
+  process.once('message', (message: CompactionRequest) => {
+    request = message;
+    watchOwner(message.out);
+    const maxRss = () => processMemory().peakRss;
+    loadSqlJs(message.wasmPath)
+      .then((SQL) => compactSnapshot(SQL, message.snapshotFile, message.out, { collectGarbage, ...(message.cacheBytes ? { cacheBytes: message.cacheBytes } : {}) }))
+      // The job runs for seconds without an event-loop turn, so an owner that died meanwhile is only noticed here.
+      .then((result) => (process.connected ? reply({ ok: true, result, maxRss: maxRss() }) : abandon()))
+      .catch((err: unknown) => reply({ ok: false, error: err instanceof Error ? err.message : String(err), maxRss: maxRss() }));
+  });
+  process.once('disconnect', abandon);
+}
+
+if (isMainThread) serveRequest();
+else watchdog(workerData as Watch);
