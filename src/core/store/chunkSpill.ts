@@ -13,7 +13,7 @@ import { FILE_MODE, removeQuietly } from './fileWrites';
  * an import under the budget spent most of its time there.
  *
  * The file is cut into slots of one chunk. A chunk written again gets a new slot and its old one
- * is released. A checkpoint running in the background pins the slots it captured (`pin`) and lets
+ * is released. A checkpoint running in the background pins the slots it captured (`readerOf`) and lets
  * each go once it has read it: a released slot is reused only when no capture still has to read
  * it, so the bytes a checkpoint reads are the ones it captured. Pinning slot by slot, not the
  * whole file, is what bounds the file: held whole for a long checkpoint, every chunk SQLite
@@ -82,13 +82,32 @@ export class ChunkSpill {
     this.shrinkWhenEmpty();
   }
 
-  /** A capture will read these slots: none is reused until `unpin`ned. */
-  pin(slots: Iterable<number>): void {
-    for (const slot of slots) this.pins.set(slot, (this.pins.get(slot) ?? 0) + 1);
+  /**
+   * What a checkpoint's capture reads the slots it took with: each slot is read once, and is
+   * free for reuse once released and read (or the capture is done), unless another capture still
+   * has to read it.
+   */
+  readerOf(slots: readonly number[]): { read(slot: number, length: number, into?: Buffer): Buffer; done(): void } {
+    const pinned = new Set(slots);
+    for (const slot of pinned) this.pins.set(slot, (this.pins.get(slot) ?? 0) + 1);
+    const unpin = (slot: number) => {
+      if (pinned.delete(slot)) this.unpin(slot);
+    };
+    return {
+      read: (slot, length, into) => {
+        try {
+          return this.read(slot, length, into);
+        } finally {
+          unpin(slot);
+        }
+      },
+      done: () => {
+        for (const slot of [...pinned]) unpin(slot);
+      },
+    };
   }
 
-  /** A capture has read the slot (or will not): it may be reused once released and no other capture reads it. */
-  unpin(slot: number): void {
+  private unpin(slot: number): void {
     const n = this.pins.get(slot);
     if (n === undefined) return;
     if (n > 1) return void this.pins.set(slot, n - 1);

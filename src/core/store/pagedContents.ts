@@ -550,13 +550,9 @@ export class PagedContents {
       }
     }
     const frame = this.frame;
-    const spill = this.spill;
-    const pinned = new Set<number>();
-    for (const p of parts) if ('slot' in p) pinned.add(p.slot);
-    spill?.pin(pinned);
-    const unpin = (slot: number) => {
-      if (pinned.delete(slot)) spill?.unpin(slot);
-    };
+    const slots: number[] = [];
+    for (const p of parts) if ('slot' in p) slots.push(p.slot);
+    const reader = this.spill?.readerOf(slots);
     return {
       size: this.size,
       chunkBytes: cb,
@@ -564,15 +560,10 @@ export class PagedContents {
       parts,
       readCompressed: (i) => (frame === this.frame ? this.readCompressed(i) : frame.readCompressed(i)),
       readSpilled: (slot, length, into) => {
-        try {
-          return (spill as ChunkSpill).read(slot, length, into);
-        } finally {
-          unpin(slot);
-        }
+        if (!reader) throw new Error('the capture holds no spilled chunk');
+        return reader.read(slot, length, into);
       },
-      done: () => {
-        for (const slot of [...pinned]) unpin(slot);
-      },
+      done: () => reader?.done(),
     };
   }
 
