@@ -68,14 +68,57 @@ export function memoryBudget(settingMb?: number, env: NodeJS.ProcessEnv = proces
  * `budget` with `reservedBytes` held elsewhere in the process (the bundled embedding model's
  * thread, the vectors kept for ranking): the chunk cache, the one part that can give memory
  * back at once (clean chunks are dropped and read again), gives up as much, down to
- * MIN_CHUNK_CACHE. The other shares stay: unsaved chunks leave only through a checkpoint, and
+ * MIN_CHUNK_CACHE (or its own share, when a small budget gives it less: a reservation never
+ * grows the cache). The other shares stay: unsaved chunks leave only through a checkpoint, and
  * a smaller share would make every few writes one.
  */
 export function reserving(budget: MemoryBudget, reservedBytes: number): MemoryBudget {
   const share = Math.floor(budget.budgetBytes * CHUNK_CACHE_SHARE);
   const reserved = Math.max(0, Math.round(reservedBytes));
-  return { ...budget, reservedBytes: reserved, chunkCacheBytes: Math.max(MIN_CHUNK_CACHE, share - reserved) };
+  return { ...budget, reservedBytes: reserved, chunkCacheBytes: Math.max(Math.min(share, MIN_CHUNK_CACHE), share - reserved) };
 }
+
+/**
+ * The budget as the parts of a process reserve memory out of it (`reserving`), for the store
+ * that owns the process's chunk cache; `onCache` hands the cache its new limit.
+ */
+export class BudgetShares {
+  private now: MemoryBudget;
+  /** What each part holds, for memory_status. */
+  readonly reserved = new Map<string, number>();
+
+  constructor(
+    budget: MemoryBudget,
+    private readonly onCache: (bytes: number) => void,
+  ) {
+    this.now = budget;
+  }
+
+  get budget(): MemoryBudget {
+    return this.now;
+  }
+
+  reserve(part: string, bytes: number): void {
+    if (bytes > 0) this.reserved.set(part, bytes);
+    else this.reserved.delete(part);
+    this.now = reserving(this.now, [...this.reserved.values()].reduce((a, b) => a + b, 0));
+    this.onCache(this.now.chunkCacheBytes);
+  }
+
+  /**
+   * sql.js's wasm heap, `heapBytes` now (sqlite.ts `sqliteHeapBytes`), past what the budget's room
+   * for the parts it does not control already holds: the heap it starts with (about 22 MB),
+   * SQLite's page cache and a few MB of statements. The heap never shrinks, and a large write's
+   * in-memory rollback journal or an FTS4 merge's doclists grow it for good, so what is past that
+   * is reserved like any other part's memory.
+   */
+  countSqliteHeap(heapBytes: number): void {
+    const over = Math.max(0, heapBytes - SQLITE_HEAP_BASE - this.now.sqliteCacheBytes);
+    if (over !== (this.reserved.get('sqlite_heap') ?? 0)) this.reserve('sqlite_heap', over);
+  }
+}
+
+const SQLITE_HEAP_BASE = 32 * MB;
 
 /**
  * This process's resident memory now and at its peak, bytes. The peak is Linux's VmHWM where

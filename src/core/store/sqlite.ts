@@ -5,17 +5,37 @@ import initSqlJs, { type Database, type SqlJsStatic, type SqlValue, type Stateme
 export type { Database, SqlValue, Statement, BindParams } from 'sql.js';
 
 const loaded = new Map<string, Promise<SqlJsStatic>>();
+/** The wasm memory of each sql.js loaded: SQLite's heap, which grows and never shrinks. */
+const heaps: WebAssembly.Memory[] = [];
 
 /** Loads the sql.js wasm once per process; the caller says where the wasm lives (dist/ or node_modules). */
 export function loadSqlJs(wasmPath: string): Promise<SqlJsStatic> {
   let p = loaded.get(wasmPath);
   if (!p) {
-    // Handing sql.js the bytes avoids its fetch/locateFile guesswork inside bundles.
+    // Handing sql.js the bytes avoids its fetch/locateFile guesswork inside bundles; instantiating
+    // them here (Emscripten's `instantiateWasm` hook) is how the heap's size can be known at all.
     const wasmBinary = fs.readFileSync(wasmPath);
-    p = initSqlJs({ wasmBinary: wasmBinary.buffer.slice(wasmBinary.byteOffset, wasmBinary.byteOffset + wasmBinary.byteLength) as ArrayBuffer });
+    const instantiateWasm = (imports: WebAssembly.Imports, receive: (instance: WebAssembly.Instance) => void) => {
+      void WebAssembly.instantiate(wasmBinary, imports).then(({ instance }) => {
+        const memory = Object.values(instance.exports).find((e): e is WebAssembly.Memory => e instanceof WebAssembly.Memory);
+        if (memory) heaps.push(memory);
+        receive(instance);
+      });
+      return {};
+    };
+    p = initSqlJs({ instantiateWasm } as Parameters<typeof initSqlJs>[0]);
     loaded.set(wasmPath, p);
   }
   return p;
+}
+
+/**
+ * Bytes of sql.js's wasm heap in this process: SQLite's page cache, its in-memory rollback
+ * journal and whatever a statement needed at its peak (an FTS4 segment merge holds a frequent
+ * term's whole doclist). The heap only grows, so this is resident memory the budget must count.
+ */
+export function sqliteHeapBytes(): number {
+  return heaps.reduce((sum, m) => sum + m.buffer.byteLength, 0);
 }
 
 /**

@@ -16,8 +16,8 @@ import { BatchTransaction } from './batchTransaction';
 import { SealScheduler } from './sealScheduler';
 import { compactionPeakBytes, Compactor, type CompactResult } from './compaction';
 import { openPagedFrame } from './pagedSnapshot';
-import { loadSqlJs, queryScalar, tuneConnection, type Database } from './sqlite';
-import { BUDGET_ENV, memoryBudget, reserving, type MemoryBudget } from './memoryBudget';
+import { loadSqlJs, queryScalar, sqliteHeapBytes, tuneConnection, type Database } from './sqlite';
+import { BudgetShares, BUDGET_ENV, memoryBudget, type MemoryBudget } from './memoryBudget';
 import { checkpointDue } from './memoryPressure';
 import { memoryReport } from './memoryReport';
 
@@ -62,7 +62,7 @@ export class Store {
     readonly writable: boolean,
   ) {
     this.blobs = new BlobStore(path.join(home, FILES.blobs));
-    this.budgetNow = memoryBudget(options.memoryBudgetMb);
+    this.shares = new BudgetShares(memoryBudget(options.memoryBudgetMb), (bytes) => this.dbFile?.limitCache(bytes));
     this.ops = new OperationAppliers(options.modules, this.warnings);
     this.sealer = new SealScheduler(journal, lock, options.sealBytes ?? SEAL_BYTES, () => this.snapshotOffset, (w) => this.warnOnce(w));
     this.compactor = new Compactor({
@@ -82,21 +82,17 @@ export class Store {
 
   /** What this process may hold (memoryBudget.ts): the chunk cache, unsaved writes, SQLite's cache. */
   get budget(): MemoryBudget {
-    return this.budgetNow;
+    return this.shares.budget;
   }
 
-  private budgetNow: MemoryBudget;
-  private readonly reserved = new Map<string, number>();
+  private readonly shares: BudgetShares;
 
   /**
    * Memory `part` of this process holds outside the store (the embedding model's thread, the
    * vectors kept for ranking), or 0 when it let it go: the chunk cache gives up as much at once.
    */
   reserveMemory(part: string, bytes: number): void {
-    if (bytes > 0) this.reserved.set(part, bytes);
-    else this.reserved.delete(part);
-    this.budgetNow = reserving(this.budgetNow, [...this.reserved.values()].reduce((a, b) => a + b, 0));
-    this.dbFile?.limitCache(this.budgetNow.chunkCacheBytes);
+    this.shares.reserve(part, bytes);
   }
 
   /** Applies every operation, replayed or just written, and counts what it skipped. */
@@ -283,6 +279,7 @@ export class Store {
    * (memoryPressure.ts).
    */
   private underPressure(at: number): boolean {
+    this.shares.countSqliteHeap(sqliteHeapBytes());
     if (!this.writable || this.ops.sawUnknownOp) return false;
     const due = checkpointDue(this.budget, this.dbFile, at - this.snapshotOffset, () => this.databaseBytes());
     const failed = this.dbFile.spillFailure;
@@ -322,7 +319,8 @@ export class Store {
 
   /** memory_status's `memory` (memoryReport.ts). */
   memoryStatus() {
-    return memoryReport(this.budget, this.dbFile, this.pressureCheckpoints, this.compactionSkipped, this.reserved);
+    this.shares.countSqliteHeap(sqliteHeapBytes());
+    return memoryReport(this.budget, this.dbFile, this.pressureCheckpoints, this.compactionSkipped, this.shares.reserved);
   }
 
   /** Why the last compaction due was not run (it would not fit the budget), for memory_status. */
