@@ -2,7 +2,8 @@ import { HISTORY_FTS } from '../history/historySchema';
 import { columnSource } from '../search/contentColumns';
 import type { Ranked } from '../search/rank';
 import type { Matched } from '../search/partialMatches';
-import { queryArrays, type Database, type SqlValue } from '../store/sqlite';
+import { type Database, type SqlValue } from '../store/sqlite';
+import { withCachedStatement } from '../store/statementCache';
 import { iso } from '../text/time';
 import { LCM_SUMMARY_FTS } from './lcmSchema';
 
@@ -58,7 +59,14 @@ export function presentHits(db: Database, hits: readonly Hit[], excerpt?: Excerp
     if (!ids.length) return { rows: new Map<number, SqlValue[]>(), snippets: undefined };
     const { table, key } = BODIES[source];
     const body = excerpt && columnSource(db, table, 'body');
-    const rows = new Map(queryArrays(db, sql(body ? `, f.${body.column}` : '', body ? `LEFT JOIN ${body.from} f ON f.docid = ${key}` : ''), [JSON.stringify(ids)]).map((r) => [Number(r[0]), r]));
+    // The statement's text is the same on every call (the ids are one parameter): it is kept compiled.
+    const rows = new Map<number, SqlValue[]>();
+    withCachedStatement(db, sql(body ? `, f.${body.column}` : '', body ? `LEFT JOIN ${body.from} f ON f.docid = ${key}` : ''), [JSON.stringify(ids)], (stmt) => {
+      while (stmt.step()) {
+        const r = stmt.get();
+        rows.set(Number(r[0]), r);
+      }
+    });
     // A missing or NULL body is the empty text, as snippets() reads it.
     const texts = excerpt && new Map([...rows].map(([id, r]) => [id, r[5] === null || r[5] === undefined ? '' : String(r[5])]));
     return { rows, snippets: texts && excerpt?.(source, texts) };

@@ -1,7 +1,7 @@
 import { HISTORY_FTS } from '../history/historySchema';
 import { refuse, type Refusal } from '../refusal';
 import { searchFts, type SearchRequest } from '../search/ftsSearch';
-import { anyWordMatch, matchedExcerpts, partialOnly, type MatchedHit } from '../search/partialMatches';
+import { anyWordMatch, matchedExcerpts, partialOnly, partialProvablyEmpty, type MatchedHit } from '../search/partialMatches';
 import { sortValue, topK, type SearchSort } from '../search/rank';
 import type { Store } from '../store/store';
 import { Conditions, queryArrays, queryRows, type SqlValue } from '../store/sqlite';
@@ -163,11 +163,17 @@ export class LcmGrep {
     if (need > 0) {
       for (const source of sources(req.scope)) {
         const table = source === 'message' ? HISTORY_FTS : LCM_SUMMARY_FTS;
-        const match = anyWordMatch(db, table, req.pattern, this.store.version);
-        if (match === undefined) continue;
+        const anyWord = anyWordMatch(db, table, req.pattern, this.store.version);
+        if (anyWord === undefined) continue;
+        const { match } = anyWord;
+        const strict = found.filter((f) => f.source === source).map((f) => f.ranked);
+        // Fewer every-word hits than the limit: `strict` holds all of this source's (partialMatches.ts).
+        if (partialProvablyEmpty(anyWord, strict.length)) {
+          (matched.get(source) as { partialMatch?: string }).partialMatch = match;
+          continue;
+        }
         const r = search(source, { match, anyPhrase: true });
         if (!r.ok) continue;
-        const strict = found.filter((f) => f.source === source).map((f) => f.ranked);
         const rest = partialOnly(r.hits, strict, need);
         total += r.total - strict.length;
         (matched.get(source) as { partialMatch?: string }).partialMatch = match;

@@ -1,4 +1,5 @@
-import type { Database, SqlValue, Statement } from '../store/sqlite';
+import type { Database, SqlValue } from '../store/sqlite';
+import { withCachedStatement } from '../store/statementCache';
 
 /**
  * Reads stored columns of an FTS4 table's rows by docid from its %_content shadow table instead
@@ -66,14 +67,32 @@ export function columnSource(db: Database, table: string, column: string): { fro
  * looks a docid up in the table): its pages hold those columns only, not the text, so the rows a
  * ranking looks up at random lie in a few pages the caches keep (memorySchema.ts adds one).
  */
-function prepareContent(db: Database, table: string, shape: ContentShape, wanted: readonly string[], marks: string): Statement | undefined {
+function contentSql(table: string, shape: ContentShape, wanted: readonly string[], marks: string): string | undefined {
   const physical = wanted.map((c) => shape.names.get(c));
   if (!physical.every((p): p is string => p !== undefined)) return undefined;
   const covering = shape.byDocid.find((i) => physical.every((p) => i.columns.has(p)));
+  return `SELECT docid${physical.map((p) => `, ${p}`).join('')} FROM ${table}_content${covering ? ` INDEXED BY ${covering.name}` : ''} WHERE docid IN (${marks})`;
+}
+
+/**
+ * Runs the content table's read, or answers false when it failed before its first row: the
+ * table changed shape since its names were read (a kept statement is re-prepared by SQLite at its
+ * first step, so that is where it fails; a fresh one fails to compile).
+ */
+function readContent(db: Database, sql: string | undefined, params: SqlValue[], onRow: (values: SqlValue[]) => void): boolean {
+  if (sql === undefined) return false;
+  let delivered = false;
   try {
-    return db.prepare(`SELECT docid${physical.map((p) => `, ${p}`).join('')} FROM ${table}_content${covering ? ` INDEXED BY ${covering.name}` : ''} WHERE docid IN (${marks})`);
-  } catch {
-    return undefined; // the table changed shape since its names were read
+    withCachedStatement(db, sql, params, (stmt) => {
+      while (stmt.step()) {
+        delivered = true;
+        onRow(stmt.get());
+      }
+    });
+    return true;
+  } catch (e) {
+    if (delivered) throw e;
+    return false;
   }
 }
 
@@ -90,14 +109,10 @@ export function readByDocid(db: Database, table: string, docids: readonly number
   // through calls of its own (~10% less on the ~1,800 rows tied at a common word's cut, 1 GB store).
   const marks = 'SELECT value FROM json_each(?)';
   const known = mapped.get(db)?.get(table);
-  const stmt =
-    (known && prepareContent(db, table, known, wanted, marks)) ??
-    prepareContent(db, table, readShape(db, table), wanted, marks) ??
-    db.prepare(`SELECT docid${wanted.map((c) => `, ${c}`).join('')} FROM ${table} WHERE docid IN (${marks})`);
-  try {
-    stmt.bind([`[${docids.join(',')}]`]);
+  const params = [`[${docids.join(',')}]`];
+  if (known && readContent(db, contentSql(table, known, wanted, marks), params, onRow)) return;
+  if (readContent(db, contentSql(table, readShape(db, table), wanted, marks), params, onRow)) return;
+  withCachedStatement(db, `SELECT docid${wanted.map((c) => `, ${c}`).join('')} FROM ${table} WHERE docid IN (${marks})`, params, (stmt) => {
     while (stmt.step()) onRow(stmt.get());
-  } finally {
-    stmt.free();
-  }
+  });
 }

@@ -1,4 +1,5 @@
-import { queryScalar as scalar, type Database } from '../store/sqlite';
+import type { Database } from '../store/sqlite';
+import { withCachedStatement } from '../store/statementCache';
 import { FtsVarints } from './ftsVarints';
 
 /**
@@ -15,7 +16,7 @@ export interface Stats {
 }
 
 export function corpusStats(db: Database, table: string, match: string): Stats | undefined {
-  const hex = scalar(db, `SELECT hex(matchinfo(${table}, 'pcnax')) FROM ${table} WHERE ${table} MATCH ? LIMIT 1`, [match]);
+  const hex = withCachedStatement(db, `SELECT hex(matchinfo(${table}, 'pcnax')) FROM ${table} WHERE ${table} MATCH ? LIMIT 1`, [match], (stmt) => (stmt.step() ? stmt.get()[0] : undefined));
   if (typeof hex !== 'string') return undefined;
   const p = readInt(hex, 0, 0);
   const c = readInt(hex, 0, 1);

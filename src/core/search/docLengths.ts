@@ -1,4 +1,5 @@
 import { queryRows, queryScalar, type Database, type SqlValue } from '../store/sqlite';
+import { withCachedStatement } from '../store/statementCache';
 import { FtsVarints } from './ftsVarints';
 import { parseIntList } from './intList';
 
@@ -177,18 +178,16 @@ function catchUp(db: Database, table: string, held: Held, upTo: number, changed:
 function readState(db: Database, table: string): { maxDocid: number; version: number; tableMax: number; triggers: number; changed: number } | undefined {
   let row: SqlValue[] | undefined;
   try {
-    const stmt = db.prepare(
+    // Every search of a held table runs this first: its statement is kept compiled.
+    row = withCachedStatement(
+      db,
       `SELECT max_docid, version, (SELECT coalesce(max(docid), -1) FROM main.${table}_docsize),
               (SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger' AND tbl_name = '${table}_docsize' AND name LIKE 'recollect_doc_lengths_%'),
               (SELECT count(*) FROM ${CHANGED} WHERE tbl = '${table}')
        FROM ${STATE} WHERE tbl = ?`,
+      [table],
+      (stmt) => (stmt.step() ? stmt.get() : undefined),
     );
-    try {
-      stmt.bind([table]);
-      row = stmt.step() ? stmt.get() : undefined;
-    } finally {
-      stmt.free();
-    }
   } catch {
     return undefined; // the temporary tables went with the connection or the transaction that made them
   }

@@ -1,4 +1,5 @@
 import { Conditions, type Database, type SqlValue } from '../store/sqlite';
+import { withCachedStatement } from '../store/statementCache';
 import { readByDocid } from './contentColumns';
 import { corpusStats, statColumns, statsFromDocTotals, statsFromPhraseStats } from './corpusStats';
 import { decodeLengths, heldLengths, noteJoinedRows } from './docLengths';
@@ -223,15 +224,12 @@ function fetchMatches(db: Database, table: string, where: string, params: SqlVal
   // its 'y' (the last quarter of what follows p and c) and the last row's 'pcx' comes along as a
   // bare column of the aggregate.
   const mi = withStats ? `substr(m.mi, -((length(m.mi) - 8) / 4))` : 'm.mi';
-  const stmt = db.prepare(
-    `SELECT count(*), group_concat(m.docid), CAST(group_concat(${mi}, '') AS BLOB), ${withSizes ? "CAST(group_concat(d.size, '') AS BLOB)" : 'NULL'},
+  const sql = `SELECT count(*), group_concat(m.docid), CAST(group_concat(${mi}, '') AS BLOB), ${withSizes ? "CAST(group_concat(d.size, '') AS BLOB)" : 'NULL'},
             (SELECT value FROM ${table}_stat WHERE id = 0)${withTimes ? ', group_concat(m.created_at)' : ''}${withStats ? ', substr(m.mi, 1, 8 + 3 * ((length(m.mi) - 8) / 4))' : ''}
      FROM (SELECT docid, matchinfo(${table}, '${withStats ? 'pcxy' : 'y'}') AS mi${withTimes ? ', coalesce(created_at, 0) AS created_at' : ''}
            FROM ${table} WHERE ${where} ORDER BY docid) AS m${withSizes ? `
-     LEFT JOIN ${table}_docsize AS d ON d.docid = m.docid` : ''}`,
-  );
-  try {
-    stmt.bind(params);
+     LEFT JOIN ${table}_docsize AS d ON d.docid = m.docid` : ''}`;
+  return withCachedStatement(db, sql, params, (stmt) => {
     if (!stmt.step()) return undefined;
     const row = stmt.get();
     const count = Number(row[0]);
@@ -244,9 +242,7 @@ function fetchMatches(db: Database, table: string, where: string, params: SqlVal
     if (docids.length !== count || (createdAt && createdAt.length !== count)) throw new Error(`search over ${table} returned misaligned aggregates`);
     const phraseStats = withStats ? uint32s(row[withTimes ? 6 : 5]) : undefined;
     return { docids, mi, sizes, docTotals, createdAt, phraseStats };
-  } finally {
-    stmt.free();
-  }
+  });
 }
 
 /** A blob of little-endian uint32s as an array (wasm is little-endian, as is every host node runs on). */

@@ -60,8 +60,11 @@ export function searchWithPartial(db: Database, table: string, req: SearchReques
   const done = { ok: true as const, hits: all, total: strict.total, partialTotal: 0, match: strict.match, ...(strict.rows ? { rows: strict.rows } : {}) };
   const need = req.limit - strict.hits.length;
   if (need <= 0) return done;
-  const match = anyWordMatch(db, table, req.query, version);
-  if (match === undefined) return done;
+  const anyWord = anyWordMatch(db, table, req.query, version);
+  if (anyWord === undefined) return done;
+  const { match } = anyWord;
+  // No row holds a kept word but not every word: the any-word search would find the same rows.
+  if (partialProvablyEmpty(anyWord, strict.total)) return { ...done, partialMatch: match };
   const partial = searchFts(db, table, { ...req, match, anyPhrase: true });
   if (!partial.ok) return done;
   const rest = partialOnly(partial.hits, strict.hits, need);
@@ -86,19 +89,35 @@ export function partialOnly<T extends Ranked>(anyWord: readonly T[], strict: rea
   return anyWord.filter((h) => !found.has(h.docid)).slice(0, need);
 }
 
+/** An any-word MATCH expression, with at most how many rows match it (the kept words' document counts summed) when known. */
+export interface AnyWordMatch {
+  match: string;
+  atMost: number | undefined;
+}
+
+/**
+ * Whether the any-word search can find no row beyond the `strictTotal` every-word ones: each
+ * every-word row holds every kept word, so it is among the any-word rows, which number at most
+ * `atMost`. A query of two words whose commoner one is pruned and whose rarer one occurs only
+ * beside it ends here, without a second pass over the doclists.
+ */
+export function partialProvablyEmpty(anyWord: AnyWordMatch, strictTotal: number): boolean {
+  return anyWord.atMost !== undefined && anyWord.atMost <= strictTotal;
+}
+
 /**
  * The any-word MATCH expression for a query over `table` (its words OR'ed, function words and
  * the commonest words pruned), or undefined when the query is one phrase, whose partial
  * matches are its matches.
  */
-export function anyWordMatch(db: Database, table: string, query: string, version?: number): string | undefined {
+export function anyWordMatch(db: Database, table: string, query: string, version?: number): AnyWordMatch | undefined {
   const parsed = parseMatchQuery(query);
   if (!parsed || parsed.anyMatch === parsed.match) return undefined;
   const pieces = anyWordPieces(parsed.anyMatch);
   const counts = version === undefined ? new DocumentCounts() : (countsByDb.get(db) ?? new DocumentCounts());
   if (version !== undefined) countsByDb.set(db, counts);
-  const kept = prunedWords(db, version ?? -1, table, pieces, counts).kept;
-  return kept.map((p) => `"${p}"`).join(' OR ');
+  const pruned = prunedWords(db, version ?? -1, table, pieces, counts);
+  return { match: pruned.kept.map((p) => `"${p}"`).join(' OR '), atMost: pruned.matches };
 }
 
 /** The any-word pieces (a word, a quoted run, each pair of a CJK run) without their quotes; function words left out unless nothing else is left. */

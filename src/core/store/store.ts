@@ -1,3 +1,4 @@
+import { freeStatements } from './statementCache';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BlobStore } from './blobStore';
@@ -477,6 +478,7 @@ export class Store {
       throw err;
     }
     try {
+      freeStatements(old.database);
       old.database.close();
     } catch {
       // A damaged file can fail the rollback on close; that database is dropped anyway.
@@ -553,6 +555,7 @@ export class Store {
       if (due && this.writable) this.checkpointIfRoom();
     } finally {
       this.commitBatch();
+      freeStatements(this.database);
       this.database.close();
       this.journal.close();
       this.dbFile.close();

@@ -1,4 +1,5 @@
 import { queryScalar, type Database } from '../../store/sqlite';
+import { withCachedStatement } from '../../store/statementCache';
 
 /**
  * The words of a request that are worth a search. An any-word query over a sentence matches
@@ -86,7 +87,7 @@ export function newestWindow(db: Database, table: string, words: readonly string
  */
 function documentCounts(db: Database, table: string, words: readonly string[]): number[] | undefined {
   const match = words.map((w) => `"${w.replace(/"/g, '')}"`).join(' OR ');
-  const hex = queryScalar(db, `SELECT hex(matchinfo(${table}, 'pcx')) FROM ${table} WHERE ${table} MATCH ? LIMIT 1`, [match]);
+  const hex = withCachedStatement(db, `SELECT hex(matchinfo(${table}, 'pcx')) FROM ${table} WHERE ${table} MATCH ? LIMIT 1`, [match], (stmt) => (stmt.step() ? stmt.get()[0] : undefined));
   if (hex === undefined) return words.map(() => 0);
   if (typeof hex !== 'string') return undefined;
   const int = (i: number) => {
