@@ -166,7 +166,9 @@ JSON
   # npm_config_yes: node-pty's install script runs `npx node-gyp`, which would
   # otherwise wait for a confirmation nobody can give.
   # --unsafe-perm: code-server's postinstall refuses to run as root without it.
-  (cd "$INSTALL_DIR" && with_node env \
+  # -u npm_config_user_agent: under `npm test` the outer npm's agent ("node/v20") is inherited
+  # as config, and code-server's postinstall reads the node version from it.
+  (cd "$INSTALL_DIR" && with_node env -u npm_config_user_agent \
     npm_config_yes=true \
     npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false \
     npm i --unsafe-perm --save-exact "code-server@$CODE_SERVER_VERSION") >&2
