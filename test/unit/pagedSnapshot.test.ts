@@ -153,6 +153,27 @@ describe('paged snapshot (frame version 3)', () => {
     });
   }
 
+  it('sql.js takes paged contents larger than 4 GiB (no typed array of the file\'s size is made) and reads and writes them', async () => {
+    const SQL = await loadSqlJs(WASM_PATH);
+    const { home, database, rows } = await sampleStore(20);
+    const file = path.join(home, 'paged.sqlite');
+    writeFrame(file, database, 65536);
+    const contents = new PagedContents(openFrame(file));
+    // A page written far past the database's end, as a file grown by a year of writes would be.
+    const far = 5 * 1024 ** 3;
+    contents.set(new Uint8Array(4096).fill(7), far);
+    expect(contents.size).toBe(far + 4096);
+    const paged = adoptPaged(SQL, contents);
+    if (!paged) throw new Error('sql.js did not take the paged contents');
+    expect(queryRows(paged, 'SELECT * FROM notes ORDER BY rowid')).toEqual(rows);
+    paged.run('CREATE TABLE past (body TEXT)');
+    paged.run('INSERT INTO past VALUES (?)', ['written into a file over 4 GiB']);
+    expect(queryScalar(paged, 'SELECT body FROM past')).toBe('written into a file over 4 GiB');
+    expect(Buffer.from(contents.subarray(far, far + 4)).equals(Buffer.from([7, 7, 7, 7]))).toBe(true);
+    paged.close();
+    contents.close();
+  });
+
   it('written chunks spilled under a small cache are evicted and read back, and checkpoints (on this thread, and in the background with writes meanwhile) hold the database plain sql.js has', async () => {
     const chunkBytes = 16384;
     const SQL = await loadSqlJs(WASM_PATH);

@@ -200,23 +200,26 @@ function emptyDatabase(SQL: SqlJsStatic): Uint8Array {
 
 /**
  * Opens sql.js on paged contents: its file system stores a first write as `bytes.slice(0, n)`,
- * so it is handed a carrier array of the database's size (allocated, never touched, so no memory
- * is faulted in) whose whole-range slice answers with the contents. Returns undefined when sql.js
- * did not take them (it then holds a zeroed file, which the caller must not use).
+ * so it is handed a carrier whose whole-range slice answers with the contents. The carrier is a
+ * plain object, not a typed array of the database's size: it only needs `length`, `subarray`
+ * (which marks it as already typed) and `slice`, and Node refuses typed arrays over 4 GiB, which
+ * a year's archive exceeds. Returns undefined when sql.js did not take them (it then holds an
+ * empty file, which the caller must not use).
  */
 export function adoptPaged(SQL: SqlJsStatic, contents: PagedContents): Database | undefined {
   let taken = false;
-  const carrier = new Uint8Array(contents.size);
-  Object.defineProperty(carrier, 'slice', {
-    value(start?: number, end?: number): unknown {
-      if ((start ?? 0) === 0 && (end ?? contents.size) === contents.size) {
-        taken = true;
-        return contents;
-      }
-      return Uint8Array.prototype.slice.call(carrier, start, end);
+  const carrier = {
+    length: contents.size,
+    buffer: undefined,
+    subarray(): never {
+      throw new Error('sql.js read the carrier of paged contents instead of taking them');
     },
-  });
-  const db = new SQL.Database(carrier);
+    slice(start?: number, end?: number): unknown {
+      if ((start ?? 0) === 0 && (end ?? contents.size) === contents.size) taken = true;
+      return taken ? contents : new Uint8Array(0);
+    },
+  };
+  const db = new SQL.Database(carrier as unknown as Uint8Array);
   if (taken) return db;
   db.close();
   return undefined;
