@@ -29,7 +29,7 @@ import { heading, ms, nowMs, result } from './stats';
  *     section 4:    [--import-mb 100] (transcripts imported, against better-sqlite3)
  *     section 5:    [--lcm-mb 1024] (transcripts imported for lcm_grep; section 4's store when equal) [--no-dag] (grep figures without the summary DAG build)
  *     section 6:    [--facts 50000] [--notes 20000] [--embed-sample 400] (memories embedded for real; the rest get mixed vectors)
- *     scale:        [--scale-mb 5000] [--scale-dir <dir>] (kept; reused by a later run) [--scale-memory 20000] [--no-native]
+ *     scale:        [--scale-mb 5000] [--scale-dir <dir>] (kept; reused by a later run) [--scale-memory 20000] [--no-native] [--scale-no-lcm]
  *                   (only when named in --only; the budget is RECOLLECT_MEMORY_BUDGET_MB, default 512)
  *
  * --only runs some sections (names above, comma-separated); --keep leaves the stores in the
@@ -51,9 +51,14 @@ function arg(name: string, fallback: number): number {
 async function child(): Promise<void> {
   const [, , , mode, target, query] = process.argv;
   if (mode === 'read') {
+    // In 64 MB pieces into one buffer: readFileSync refuses files over 2 GiB, and a year's database is larger.
     const t0 = nowMs();
-    const bytes = fs.readFileSync(target as string);
-    console.log(JSON.stringify({ readMs: nowMs() - t0, bytes: bytes.length }));
+    const fd = fs.openSync(target as string, 'r');
+    const piece = Buffer.allocUnsafe(64 * 1024 * 1024);
+    let bytes = 0;
+    for (let got; (got = fs.readSync(fd, piece, 0, piece.length, bytes)) > 0; ) bytes += got;
+    fs.closeSync(fd);
+    console.log(JSON.stringify({ readMs: nowMs() - t0, bytes }));
     return;
   }
   if (mode === 'open' || mode === 'open-server' || mode === 'open-once') {

@@ -150,7 +150,10 @@ export async function runScaleSection(ctx: BenchContext): Promise<void> {
   // ---- 4. the speed ratios on the same store ----------------------------------------------
   const { search, storedEvents, openMs, baselineMs, baselineRows } = await searchOnStore(ctx, home, dir, memory.queries);
   search.print();
-  const lcm: LcmRatios = await runLcmSection(ctx, { home, raw, ours: { storedEvents, importMs: imported.wallMs, sizes: { snapshot: fileSize(path.join(home, 'store.sqlite')) } } }, 'scale: ');
+  // Section 5 on a 5 GB store takes half an hour; --scale-no-lcm leaves it out (its ratios are then n/a).
+  const lcm: LcmRatios = process.argv.includes('--scale-no-lcm')
+    ? { fullText: NaN, fts5Ms: NaN }
+    : await runLcmSection(ctx, { home, raw, ours: { storedEvents, importMs: imported.wallMs, sizes: { snapshot: fileSize(path.join(home, 'store.sqlite')) } } }, 'scale: ');
   progress('scale: cold opens of the store (fresh processes; section 2\'s measurement)');
   const coldQueries = memory.queries.filter((q) => q.cls === '1w medium').map((q) => q.text);
   const cold = coldOpenBench(ctx.script, home, coldQueries, ctx.arg('open-runs', 3));

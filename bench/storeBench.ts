@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { openServices, type Services } from '../src/core/services';
 import type { RememberInput } from '../src/core/memory/memoryService';
 import { HOT_CHUNKS_FILE } from '../src/core/store/hotChunks';
-import { readSnapshot } from '../src/core/store/snapshot';
+import { PagedFrame } from '../src/core/store/pagedFrame';
 import { Rng } from './rng';
 import { median, nowMs, percentile } from './stats';
 
@@ -167,6 +167,24 @@ const noRuns = (): ColdOpenRuns => ({ open: [], firstQuery: [], openPlusQuery: [
  * measured open, so no run is helped by the rows an earlier run searched. Each run opens three
  * times with the same word: as the extension host, as `recollect mcp` and as `recollect tool`.
  */
+/**
+ * The database a snapshot holds, written out uncompressed chunk by chunk: the cold open's
+ * baseline reads these bytes, and a database over 4 GiB fits no single Buffer.
+ */
+function writePlainDatabase(snapshot: string, plain: string): void {
+  const frame = PagedFrame.fromFd(snapshot, fs.openSync(snapshot, 'r'));
+  const out = fs.openSync(plain, 'w');
+  try {
+    for (let i = 0; i < frame.entries.length; i++) {
+      const chunk = frame.load(i);
+      fs.writeSync(out, chunk, 0, Math.min(chunk.length, frame.size - i * frame.chunkBytes), i * frame.chunkBytes);
+    }
+  } finally {
+    fs.closeSync(out);
+    frame.close();
+  }
+}
+
 export function coldOpenBench(benchScript: string, home: string, queries: readonly string[], runs: number): ColdOpen {
   const out: ColdOpen = { open: [], firstQuery: [], secondQuery: [], tokenizerInit: [], wasm: [], openPlusQuery: [], read: [], readPlain: [], childWall: [], mcpReady: [], rssOpen: [], rssQuery: [], chunksOpen: [], chunksQuery: [], syncQuery: [], chunkBytes: 0, server: noRuns(), once: noRuns() };
   const warmUpQuery = queries[queries.length - 1] ?? 'error';
@@ -174,7 +192,7 @@ export function coldOpenBench(benchScript: string, home: string, queries: readon
   const queryOf = (i: number) => measured[i % Math.max(1, measured.length)] ?? 'error';
   const hintFile = path.join(home, HOT_CHUNKS_FILE);
   const plain = path.join(path.dirname(home), `${path.basename(home)}-database.plain`);
-  fs.writeFileSync(plain, readSnapshot(path.join(home, 'store.sqlite')) ?? new Uint8Array());
+  writePlainDatabase(path.join(home, 'store.sqlite'), plain);
   const child = (args: string[]) => {
     const t = nowMs();
     const r = spawnSync(process.execPath, [benchScript, '--child', ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
