@@ -60,4 +60,23 @@ describe('partial fill', () => {
     expect(filled.ok && filled.partialTotal).toBe(1);
     db.close();
   });
+
+  it('hands the any-word pass each kept word\'s document count, and answers as when the pass gathers them itself', async () => {
+    const texts = [...FILLER, 'kubelet restarts on staging', 'staging kubelet logs', 'the kubelet again', 'staging is down', 'deploy the kubelet to staging', 'linter staging imports'];
+    const db = await ftsDb(texts);
+    const query = 'kubelet staging linter';
+    const anyWord = anyWordMatch(db, 't', query);
+    expect(anyWord?.match).toBe('"linter" OR "kubelet" OR "stag"');
+    // The counts are each word's documents, in the expression's order.
+    expect(anyWord?.counts).toEqual([2, 4, 6]);
+    for (const limit of [1, 3, 10]) {
+      const filled = searchWithPartial(db, 't', { query, limit, now: 9000 });
+      const both = bothPasses(db, query, limit);
+      expect(filled.ok && filled.hits, `limit ${limit}`).toEqual(both.hits);
+      expect(filled.ok && filled.partialTotal).toBe(both.partialTotal);
+    }
+    const filled = searchWithPartial(db, 't', { query, limit: 10, now: 9000 });
+    expect(filled.ok && filled.hits.filter((h) => h.matched === 'partial').length).toBe(8);
+    db.close();
+  });
 });

@@ -62,10 +62,10 @@ export function searchWithPartial(db: Database, table: string, req: SearchReques
   if (need <= 0) return done;
   const anyWord = anyWordMatch(db, table, req.query, version);
   if (anyWord === undefined) return done;
-  const { match } = anyWord;
+  const { match, counts } = anyWord;
   // No row holds a kept word but not every word: the any-word search would find the same rows.
   if (partialProvablyEmpty(anyWord, strict.total)) return { ...done, partialMatch: match };
-  const partial = searchFts(db, table, { ...req, match, anyPhrase: true });
+  const partial = searchFts(db, table, { ...req, match, anyPhrase: true, docsWithPhrase: counts });
   if (!partial.ok) return done;
   const rest = partialOnly(partial.hits, strict.hits, need);
   const rows = strict.rows && partial.rows ? new Map([...strict.rows, ...partial.rows]) : undefined;
@@ -93,6 +93,8 @@ export function partialOnly<T extends Ranked>(anyWord: readonly T[], strict: rea
 export interface AnyWordMatch {
   match: string;
   atMost: number | undefined;
+  /** Each phrase's document count, in the expression's order, when known: searchFts's `docsWithPhrase`. */
+  counts: number[] | undefined;
 }
 
 /**
@@ -117,7 +119,7 @@ export function anyWordMatch(db: Database, table: string, query: string, version
   const counts = version === undefined ? new DocumentCounts() : (countsByDb.get(db) ?? new DocumentCounts());
   if (version !== undefined) countsByDb.set(db, counts);
   const pruned = prunedWords(db, version ?? -1, table, pieces, counts);
-  return { match: pruned.kept.map((p) => `"${p}"`).join(' OR '), atMost: pruned.matches };
+  return { match: pruned.kept.map((p) => `"${p}"`).join(' OR '), atMost: pruned.matches, counts: pruned.keptCounts };
 }
 
 /** The any-word pieces (a word, a quoted run, each pair of a CJK run) without their quotes; function words left out unless nothing else is left. */
