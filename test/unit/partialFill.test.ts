@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createFtsTableSql, indexTerms, searchFts } from '../../src/core/search/ftsSearch';
-import { anyWordMatch, partialOnly, partialProvablyEmpty, searchWithPartial } from '../../src/core/search/partialMatches';
+import { anyWordMatch, partialFirst, partialOnly, partialProvablyEmpty, searchWithPartial } from '../../src/core/search/partialMatches';
 import { loadSqlJs, type Database } from '../../src/core/store/sqlite';
+import { parseMatchQuery } from '../../src/core/search/matchQuery';
 import { WASM_PATH } from './helpers/tempStore';
 
 async function ftsDb(texts: readonly string[]): Promise<Database> {
@@ -79,4 +80,54 @@ describe('partial fill', () => {
     expect(filled.ok && filled.hits.filter((h) => h.matched === 'partial').length).toBe(8);
     db.close();
   });
+
+  it('runs the any-word pass first when it must run anyway, and skips the every-word pass when no row holds every kept word, with the same answer', async () => {
+    const texts = [...FILLER, 'kubelet restarts on staging', 'staging kubelet logs', 'the kubelet again', 'staging is down', 'the deploy of the kubelet to staging', 'linter staging imports', 'what did the linter do'];
+    for (let i = 0; i < 30; i++) texts.push(`staging run ${i} of the deploy script`);
+    const db = await ftsDb(texts);
+    const version = 7;
+    const cases: { query: string; limit: number; first: boolean }[] = [
+      // "linter" (3 rows) never occurs with "kubelet": no every-word row, so the every-word pass is skipped.
+      { query: 'kubelet linter', limit: 10, first: true },
+      { query: 'what kubelet linter', limit: 5, first: true },
+      { query: 'linter kubelet staging', limit: 4, first: true },
+      // Rows hold both: the every-word pass runs as well.
+      { query: 'kubelet staging', limit: 5, first: false },
+      { query: 'linter imports', limit: 10, first: false },
+      // The rarest kept word is in as many rows as the limit or more: the every-word pass alone may fill the list.
+      { query: 'kubelet linter', limit: 3, first: false },
+      // A prefix: never.
+      { query: 'kube* linter', limit: 10, first: false },
+      // No row holds either word: nothing, by either way.
+      { query: 'zebra quokka', limit: 10, first: true },
+    ];
+    for (const { query, limit, first } of cases)
+      for (const columns of [undefined, ['body', 'scope']]) {
+        const req = { query, limit, now: 9000, ...(columns ? { columns } : {}) };
+        // The first call counts the words; the counts are then held for this version.
+        const filled = searchWithPartial(db, 't', req, version);
+        expect(partialFirst(db, 't', req, version) !== undefined, `${query} ${limit}`).toBe(first);
+        expect(partialFirst(db, 't', req, version + 1), 'counts not held for another version').toBeUndefined();
+        const again = searchWithPartial(db, 't', req, version);
+        const both = bothPasses(db, query, limit);
+        for (const got of [filled, again]) {
+          if (!got.ok) throw new Error(got.reason);
+          expect(got.hits, `${query} ${limit}`).toEqual(both.hits);
+          expect(got.total).toBe(both.total);
+          expect(got.partialTotal).toBe(both.partialTotal);
+          expect(got.match).toBe(parseMatch(query));
+          expect(got.partialMatch).toBe(both.anyWord.match);
+          if (columns) expect([...(got.rows?.keys() ?? [])].sort()).toEqual(got.hits.map((h) => h.docid).sort());
+          if (columns) for (const h of got.hits) expect(got.rows?.get(h.docid)?.body).toBe(texts[h.docid - 1]);
+        }
+      }
+    // One phrase, whose partial matches are its matches: never.
+    searchWithPartial(db, 't', { query: 'kubelet', limit: 10, now: 9000 }, version);
+    expect(partialFirst(db, 't', { query: 'kubelet', limit: 10, now: 9000 }, version)).toBeUndefined();
+    db.close();
+  });
 });
+
+function parseMatch(query: string): string | undefined {
+  return parseMatchQuery(query)?.match;
+}

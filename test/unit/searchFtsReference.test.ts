@@ -99,6 +99,11 @@ describe('searchFts equals a row-by-row BM25 reference', () => {
           const got = searchFts(db, MEMORY_FTS, { ...req, docsWithPhrase: counts });
           if (!got.ok) throw new Error(got.reason);
           expect({ hits: got.hits, total: got.total }, JSON.stringify(req)).toEqual(reference(db, req));
+          // Rows holding every phrase among the any-phrase matches: the every-phrase search's own count.
+          if (req.anyPhrase && !query.includes('*')) {
+            const strict = searchFts(db, MEMORY_FTS, { ...req, anyPhrase: false });
+            expect(got.ok && got.holdingEvery, JSON.stringify(req)).toBe(strict.ok && strict.total);
+          }
           compared++;
         }
     expect(compared).toBe(8 * 5 * 2);

@@ -68,7 +68,15 @@ export interface SearchRequest {
 export type HitRow = Record<string, SqlValue>;
 
 export type SearchOutcome =
-  | { ok: true; hits: Ranked[]; total: number; match: string; rows?: ReadonlyMap<number, HitRow> }
+  | {
+      ok: true;
+      hits: Ranked[];
+      total: number;
+      match: string;
+      rows?: ReadonlyMap<number, HitRow>;
+      /** anyPhrase: how many of the matches hold every phrase (each phrase's 'y' above 0). */
+      holdingEvery?: number;
+    }
   | { ok: false; reason: string };
 
 /** Rows picked for created_at beyond this many over the limit (ties on a common word) read their columns only once shown. */
@@ -170,10 +178,18 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
   const idfs = idf(stats);
   const tf = new Array<number>(phraseCount).fill(0);
   const scores = new Float64Array(count);
+  let holdingEvery = 0;
   for (let i = 0, base = 0; i < count; i++, base += stride) {
-    for (let p = 0; p < phraseCount; p++) tf[p] = mi[base + p * cols] as number; // 'y' for phrase p, column 0
+    let every = 1;
+    for (let p = 0; p < phraseCount; p++) {
+      const y = mi[base + p * cols] as number; // 'y' for phrase p, column 0
+      tf[p] = y;
+      if (!y) every = 0;
+    }
+    holdingEvery += every;
     scores[i] = bm25(tf, docLengths[i] as number, idfs, stats.avgDocLength);
   }
+  const every = req.anyPhrase ? { holdingEvery } : {};
   let ranked: Ranked[];
   let rows: Map<number, HitRow> | undefined;
   if (createdAt) {
@@ -200,10 +216,10 @@ export function searchFts(db: Database, table: string, req: SearchRequest): Sear
     if (read.length) rows = picked;
   }
   const hits = topK(ranked, req.limit);
-  if (!req.columns) return { ok: true, hits, total: count, match: parsed.match };
+  if (!req.columns) return { ok: true, hits, total: count, match: parsed.match, ...every };
   // Rows read with created_at hold every hit; otherwise the shown hits are read now, in one statement.
   const shown = rows ?? readRows(db, table, hits.map((h) => h.docid), columns);
-  return { ok: true, hits, total: count, match: parsed.match, rows: new Map(hits.map((h) => [h.docid, shown.get(h.docid) ?? {}])) };
+  return { ok: true, hits, total: count, match: parsed.match, rows: new Map(hits.map((h) => [h.docid, shown.get(h.docid) ?? {}])), ...every };
 }
 
 /** N and the average length from the %_stat doctotal row, each phrase's document count as given. */

@@ -54,6 +54,8 @@ const countsByDb = new WeakMap<Database, DocumentCounts>();
  * are cached; without it they are counted afresh.
  */
 export function searchWithPartial(db: Database, table: string, req: SearchRequest, version?: number): FilledOutcome {
+  const first = partialFirst(db, table, req, version);
+  if (first) return first;
   const strict = searchFts(db, table, req);
   if (!strict.ok) return strict;
   const all: MatchedHit[] = strict.hits.map((h) => ({ ...h, matched: 'all' }));
@@ -76,6 +78,40 @@ export function searchWithPartial(db: Database, table: string, req: SearchReques
     partialTotal: partial.total - strict.total,
     partialMatch: match,
     ...(rows ? { rows } : {}),
+  };
+}
+
+/**
+ * The any-word pass first, when it must run anyway and may spare the every-word one: a query
+ * whose rarest kept word is in fewer rows than `limit` has fewer every-word hits than that (each
+ * holds every kept word), so the list is filled whatever the every-word pass finds. Every
+ * every-word row holds every kept word, so when no any-word row holds them all, there is none,
+ * and the every-word pass — whose doclists include the function words and the commonest words,
+ * the longest of all — is not run. Only with counts already held for this store version (no
+ * statement of their own before a search that may not need them), and not for a prefix, whose
+ * any-word pieces are each of the stems it stands for. Otherwise (or when some row holds every
+ * kept word) undefined: the caller runs both passes as usual.
+ */
+export function partialFirst(db: Database, table: string, req: SearchRequest, version: number | undefined): FilledOutcome | undefined {
+  if (version === undefined || req.match !== undefined || req.anyPhrase) return undefined;
+  const parsed = parseMatchQuery(req.query);
+  if (!parsed || parsed.anyMatch === parsed.match || parsed.match.includes('*')) return undefined;
+  const counts = countsByDb.get(db);
+  if (!counts?.holds(version, table, anyWordPieces(parsed.anyMatch))) return undefined;
+  const anyWord = anyWordMatch(db, table, req.query, version);
+  if (!anyWord?.counts?.length || Math.min(...anyWord.counts) >= req.limit) return undefined;
+  const partial = searchFts(db, table, { ...req, match: anyWord.match, anyPhrase: true, docsWithPhrase: anyWord.counts });
+  if (!partial.ok) return undefined;
+  const holdingEvery = partial.holdingEvery ?? (partial.total === 0 ? 0 : undefined);
+  if (holdingEvery !== 0) return undefined;
+  return {
+    ok: true,
+    hits: partial.hits.map((h): MatchedHit => ({ ...h, matched: 'partial' })),
+    total: 0,
+    partialTotal: partial.total,
+    match: parsed.match,
+    partialMatch: anyWord.match,
+    ...(partial.rows ? { rows: partial.rows } : {}),
   };
 }
 

@@ -23,6 +23,11 @@ export class DocumentCounts {
   private readonly counts = new Map<string, number>();
   private version: number | undefined;
 
+  /** Whether every word's count for this version is held, so `of` would answer without a statement. */
+  holds(version: number, table: string, words: readonly string[]): boolean {
+    return version === this.version && words.every((w) => this.counts.has(`${table}\u0000${w}`));
+  }
+
   of(db: Database, version: number, table: string, words: readonly string[]): number[] | undefined {
     if (version !== this.version || this.counts.size > 20_000) {
       this.counts.clear();
