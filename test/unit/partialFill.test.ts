@@ -16,8 +16,8 @@ async function ftsDb(texts: readonly string[]): Promise<Database> {
 const FILLER = ['the deploy script runs on staging', 'what did the linter say about imports', 'lunch order for friday'];
 
 /** What searchWithPartial answered before it knew when to skip the any-word pass: both passes, always. */
-function bothPasses(db: Database, query: string, limit: number) {
-  const req = { query, limit, now: 9000 };
+function bothPasses(db: Database, query: string, limit: number, scope?: string) {
+  const req = { query, limit, now: 9000, ...(scope ? { scope } : {}) };
   const strict = searchFts(db, 't', req);
   if (!strict.ok) throw new Error(strict.reason);
   const anyWord = anyWordMatch(db, 't', query);
@@ -86,30 +86,34 @@ describe('partial fill', () => {
     for (let i = 0; i < 30; i++) texts.push(`staging run ${i} of the deploy script`);
     const db = await ftsDb(texts);
     const version = 7;
-    const cases: { query: string; limit: number; first: boolean }[] = [
+    // skip: the every-word pass is not run; reuse: it runs, and the any-word pass run first serves; none: both as usual.
+    const cases: { query: string; limit: number; first: 'skip' | 'reuse' | 'none' }[] = [
       // "linter" (3 rows) never occurs with "kubelet": no every-word row, so the every-word pass is skipped.
-      { query: 'kubelet linter', limit: 10, first: true },
-      { query: 'what kubelet linter', limit: 5, first: true },
-      { query: 'linter kubelet staging', limit: 4, first: true },
+      { query: 'kubelet linter', limit: 10, first: 'skip' },
+      { query: 'what kubelet linter', limit: 5, first: 'skip' },
+      { query: 'linter kubelet staging', limit: 4, first: 'skip' },
       // Rows hold both: the every-word pass runs as well.
-      { query: 'kubelet staging', limit: 5, first: false },
-      { query: 'linter imports', limit: 10, first: false },
+      { query: 'kubelet staging', limit: 5, first: 'reuse' },
+      { query: 'linter imports', limit: 10, first: 'reuse' },
       // The rarest kept word is in as many rows as the limit or more: the every-word pass alone may fill the list.
-      { query: 'kubelet linter', limit: 3, first: false },
-      // A prefix: never.
-      { query: 'kube* linter', limit: 10, first: false },
-      // No row holds either word: nothing, by either way.
-      { query: 'zebra quokka', limit: 10, first: true },
+      { query: 'kubelet linter', limit: 3, first: 'none' },
+      // One kept word ("what" is a function word), a prefix, words no row holds: never.
+      { query: 'what linter', limit: 10, first: 'none' },
+      { query: 'kube* linter', limit: 10, first: 'none' },
+      { query: 'zebra quokka', limit: 10, first: 'none' },
     ];
     for (const { query, limit, first } of cases)
-      for (const columns of [undefined, ['body', 'scope']]) {
-        const req = { query, limit, now: 9000, ...(columns ? { columns } : {}) };
+      for (const columns of [undefined, ['body', 'scope']])
+        for (const scope of [undefined, 's', 'elsewhere']) {
+        const req = { query, limit, now: 9000, ...(columns ? { columns } : {}), ...(scope ? { scope } : {}) };
         // The first call counts the words; the counts are then held for this version.
         const filled = searchWithPartial(db, 't', req, version);
-        expect(partialFirst(db, 't', req, version) !== undefined, `${query} ${limit}`).toBe(first);
+        const ran = partialFirst(db, 't', req, version);
+        // Rows of another scope only: the any-word pass finds none, so neither can the every-word one.
+        expect(ran === undefined ? 'none' : 'outcome' in ran ? 'skip' : 'reuse', `${query} ${limit} ${scope}`).toBe(scope === 'elsewhere' && first === 'reuse' ? 'skip' : first);
         expect(partialFirst(db, 't', req, version + 1), 'counts not held for another version').toBeUndefined();
         const again = searchWithPartial(db, 't', req, version);
-        const both = bothPasses(db, query, limit);
+        const both = bothPasses(db, query, limit, scope);
         for (const got of [filled, again]) {
           if (!got.ok) throw new Error(got.reason);
           expect(got.hits, `${query} ${limit}`).toEqual(both.hits);

@@ -3,7 +3,7 @@ import { STOP_WORDS } from '../memory/recall/queryWords';
 import type { Database } from '../store/sqlite';
 import { analyze } from '../text/analyzer';
 import { excerptsOf } from './excerpts';
-import { searchFts, type HitRow, type SearchRequest } from './ftsSearch';
+import { searchFts, type HitRow, type SearchOutcome, type SearchRequest } from './ftsSearch';
 import { parseMatchQuery } from './matchQuery';
 import type { Ranked } from './rank';
 
@@ -55,19 +55,19 @@ const countsByDb = new WeakMap<Database, DocumentCounts>();
  */
 export function searchWithPartial(db: Database, table: string, req: SearchRequest, version?: number): FilledOutcome {
   const first = partialFirst(db, table, req, version);
-  if (first) return first;
+  if (first && 'outcome' in first) return first.outcome;
   const strict = searchFts(db, table, req);
   if (!strict.ok) return strict;
   const all: MatchedHit[] = strict.hits.map((h) => ({ ...h, matched: 'all' }));
   const done = { ok: true as const, hits: all, total: strict.total, partialTotal: 0, match: strict.match, ...(strict.rows ? { rows: strict.rows } : {}) };
   const need = req.limit - strict.hits.length;
   if (need <= 0) return done;
-  const anyWord = anyWordMatch(db, table, req.query, version);
+  const anyWord = first?.anyWord ?? anyWordMatch(db, table, req.query, version);
   if (anyWord === undefined) return done;
   const { match, counts } = anyWord;
   // No row holds a kept word but not every word: the any-word search would find the same rows.
   if (partialProvablyEmpty(anyWord, strict.total)) return { ...done, partialMatch: match };
-  const partial = searchFts(db, table, { ...req, match, anyPhrase: true, docsWithPhrase: counts });
+  const partial = first?.partial ?? searchFts(db, table, { ...req, match, anyPhrase: true, docsWithPhrase: counts });
   if (!partial.ok) return done;
   const rest = partialOnly(partial.hits, strict.hits, need);
   const rows = strict.rows && partial.rows ? new Map([...strict.rows, ...partial.rows]) : undefined;
@@ -88,30 +88,34 @@ export function searchWithPartial(db: Database, table: string, req: SearchReques
  * every-word row holds every kept word, so when no any-word row holds them all, there is none,
  * and the every-word pass — whose doclists include the function words and the commonest words,
  * the longest of all — is not run. Only with counts already held for this store version (no
- * statement of their own before a search that may not need them), and not for a prefix, whose
- * any-word pieces are each of the stems it stands for. Otherwise (or when some row holds every
- * kept word) undefined: the caller runs both passes as usual.
+ * statement of their own before a search that may not need them), with two kept words or more
+ * in some row (with one, each of its rows holds every kept word, and the any-word pass is often
+ * skipped after the every-word one: partialProvablyEmpty), and not for a prefix, whose any-word
+ * pieces are each of the stems it stands for. When some row holds every kept word, the any-word
+ * pass's outcome is handed back for the caller to use after the every-word pass; undefined when
+ * it did not run.
  */
-export function partialFirst(db: Database, table: string, req: SearchRequest, version: number | undefined): FilledOutcome | undefined {
+export function partialFirst(db: Database, table: string, req: SearchRequest, version: number | undefined): { outcome: FilledOutcome } | { anyWord: AnyWordMatch; partial: SearchOutcome } | undefined {
   if (version === undefined || req.match !== undefined || req.anyPhrase) return undefined;
   const parsed = parseMatchQuery(req.query);
   if (!parsed || parsed.anyMatch === parsed.match || parsed.match.includes('*')) return undefined;
   const counts = countsByDb.get(db);
   if (!counts?.holds(version, table, anyWordPieces(parsed.anyMatch))) return undefined;
   const anyWord = anyWordMatch(db, table, req.query, version);
-  if (!anyWord?.counts?.length || Math.min(...anyWord.counts) >= req.limit) return undefined;
+  const found = anyWord?.counts?.filter((n) => n > 0) ?? [];
+  if (!anyWord || found.length < 2 || Math.min(...found) >= req.limit) return undefined;
   const partial = searchFts(db, table, { ...req, match: anyWord.match, anyPhrase: true, docsWithPhrase: anyWord.counts });
-  if (!partial.ok) return undefined;
-  const holdingEvery = partial.holdingEvery ?? (partial.total === 0 ? 0 : undefined);
-  if (holdingEvery !== 0) return undefined;
+  if (!partial.ok || (partial.holdingEvery ?? (partial.total === 0 ? 0 : undefined)) !== 0) return { anyWord, partial };
   return {
-    ok: true,
-    hits: partial.hits.map((h): MatchedHit => ({ ...h, matched: 'partial' })),
-    total: 0,
-    partialTotal: partial.total,
-    match: parsed.match,
-    partialMatch: anyWord.match,
-    ...(partial.rows ? { rows: partial.rows } : {}),
+    outcome: {
+      ok: true,
+      hits: partial.hits.map((h): MatchedHit => ({ ...h, matched: 'partial' })),
+      total: 0,
+      partialTotal: partial.total,
+      match: parsed.match,
+      partialMatch: anyWord.match,
+      ...(partial.rows ? { rows: partial.rows } : {}),
+    },
   };
 }
 
