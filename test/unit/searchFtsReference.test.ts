@@ -86,6 +86,36 @@ describe('searchFts equals a row-by-row BM25 reference', () => {
     expect(multiPhraseHits).toBeGreaterThan(300);
   });
 
+  it('with each phrase\'s document count given (docsWithPhrase), the same answer; with wrong counts, another', () => {
+    const db = s.store.db;
+    const start = Date.parse('2026-10-01T08:00:00Z');
+    const counted = (query: string) => (query.match(/"[^"]*"|[^\s"]+/g) ?? []).map((p) => Number(queryScalar(db, `SELECT count(*) FROM ${MEMORY_FTS} WHERE ${MEMORY_FTS} MATCH ?`, [p.endsWith('*') ? `"${p.slice(0, -1).toLowerCase()}*"` : `"${analyze(p.replace(/"/g, ''))}"`])));
+    let compared = 0;
+    for (const query of QUERIES.filter((q) => q !== 'nothing here'))
+      for (const variant of [{ anyPhrase: true }, { anyPhrase: true, scope: 'project:webapp' }, { anyPhrase: true, minDocid: 30 }, { since: start + 20 * 3_600_000 }, {}])
+        for (const limit of [1, 25]) {
+          const req: SearchRequest = { query, limit, sort: 'relevance', now: clock, ...variant };
+          const counts = counted(query);
+          const got = searchFts(db, MEMORY_FTS, { ...req, docsWithPhrase: counts });
+          if (!got.ok) throw new Error(got.reason);
+          expect({ hits: got.hits, total: got.total }, JSON.stringify(req)).toEqual(reference(db, req));
+          // Rows holding every phrase among the any-phrase matches: the every-phrase search's own count.
+          if (req.anyPhrase && !query.includes('*')) {
+            const strict = searchFts(db, MEMORY_FTS, { ...req, anyPhrase: false });
+            expect(got.ok && got.holdingEvery, JSON.stringify(req)).toBe(strict.ok && strict.total);
+          }
+          compared++;
+        }
+    expect(compared).toBe(8 * 5 * 2);
+    // The counts are used, not checked against 'x': off by a few, the several-phrase scores move.
+    const req: SearchRequest = { query: 'alpha omega queue', limit: 25, sort: 'relevance', now: clock, anyPhrase: true, scope: 'project:webapp' };
+    const wrong = searchFts(db, MEMORY_FTS, { ...req, docsWithPhrase: counted(req.query).map((n) => n + 7) });
+    expect(wrong.ok && wrong.hits.map((h) => h.bm25)).not.toEqual(reference(db, req).hits.map((h) => h.bm25));
+    // Counts that do not fit the expression (another number of phrases) are not used.
+    const misfit = searchFts(db, MEMORY_FTS, { ...req, docsWithPhrase: [1] });
+    expect(misfit.ok && misfit.hits).toEqual(reference(db, req).hits);
+  });
+
   it('with hundreds of rows tied at the cut (copies of one message), decided by created_at then docid, with and without columns', async () => {
     const SQL = await loadSqlJs(WASM_PATH);
     for (const fraction of [0, 0.5]) {

@@ -172,7 +172,7 @@ export class LcmGrep {
           (matched.get(source) as { partialMatch?: string }).partialMatch = match;
           continue;
         }
-        const r = search(source, { match, anyPhrase: true });
+        const r = search(source, { match, anyPhrase: true, docsWithPhrase: anyWord.counts });
         if (!r.ok) continue;
         const rest = partialOnly(r.hits, strict, need);
         total += r.total - strict.length;

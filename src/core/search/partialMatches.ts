@@ -3,7 +3,7 @@ import { STOP_WORDS } from '../memory/recall/queryWords';
 import type { Database } from '../store/sqlite';
 import { analyze } from '../text/analyzer';
 import { excerptsOf } from './excerpts';
-import { searchFts, type HitRow, type SearchRequest } from './ftsSearch';
+import { searchFts, type HitRow, type SearchOutcome, type SearchRequest } from './ftsSearch';
 import { parseMatchQuery } from './matchQuery';
 import type { Ranked } from './rank';
 
@@ -54,18 +54,20 @@ const countsByDb = new WeakMap<Database, DocumentCounts>();
  * are cached; without it they are counted afresh.
  */
 export function searchWithPartial(db: Database, table: string, req: SearchRequest, version?: number): FilledOutcome {
+  const first = partialFirst(db, table, req, version);
+  if (first && 'outcome' in first) return first.outcome;
   const strict = searchFts(db, table, req);
   if (!strict.ok) return strict;
   const all: MatchedHit[] = strict.hits.map((h) => ({ ...h, matched: 'all' }));
   const done = { ok: true as const, hits: all, total: strict.total, partialTotal: 0, match: strict.match, ...(strict.rows ? { rows: strict.rows } : {}) };
   const need = req.limit - strict.hits.length;
   if (need <= 0) return done;
-  const anyWord = anyWordMatch(db, table, req.query, version);
+  const anyWord = first?.anyWord ?? anyWordMatch(db, table, req.query, version);
   if (anyWord === undefined) return done;
-  const { match } = anyWord;
+  const { match, counts } = anyWord;
   // No row holds a kept word but not every word: the any-word search would find the same rows.
   if (partialProvablyEmpty(anyWord, strict.total)) return { ...done, partialMatch: match };
-  const partial = searchFts(db, table, { ...req, match, anyPhrase: true });
+  const partial = first?.partial ?? searchFts(db, table, { ...req, match, anyPhrase: true, docsWithPhrase: counts });
   if (!partial.ok) return done;
   const rest = partialOnly(partial.hits, strict.hits, need);
   const rows = strict.rows && partial.rows ? new Map([...strict.rows, ...partial.rows]) : undefined;
@@ -76,6 +78,44 @@ export function searchWithPartial(db: Database, table: string, req: SearchReques
     partialTotal: partial.total - strict.total,
     partialMatch: match,
     ...(rows ? { rows } : {}),
+  };
+}
+
+/**
+ * The any-word pass first, when it must run anyway and may spare the every-word one: a query
+ * whose rarest kept word is in fewer rows than `limit` has fewer every-word hits than that (each
+ * holds every kept word), so the list is filled whatever the every-word pass finds. Every
+ * every-word row holds every kept word, so when no any-word row holds them all, there is none,
+ * and the every-word pass — whose doclists include the function words and the commonest words,
+ * the longest of all — is not run. Only with counts already held for this store version (no
+ * statement of their own before a search that may not need them), with two kept words or more
+ * in some row (with one, each of its rows holds every kept word, and the any-word pass is often
+ * skipped after the every-word one: partialProvablyEmpty), and not for a prefix, whose any-word
+ * pieces are each of the stems it stands for. When some row holds every kept word, the any-word
+ * pass's outcome is handed back for the caller to use after the every-word pass; undefined when
+ * it did not run.
+ */
+export function partialFirst(db: Database, table: string, req: SearchRequest, version: number | undefined): { outcome: FilledOutcome } | { anyWord: AnyWordMatch; partial: SearchOutcome } | undefined {
+  if (version === undefined || req.match !== undefined || req.anyPhrase) return undefined;
+  const parsed = parseMatchQuery(req.query);
+  if (!parsed || parsed.anyMatch === parsed.match || parsed.match.includes('*')) return undefined;
+  const counts = countsByDb.get(db);
+  if (!counts?.holds(version, table, anyWordPieces(parsed.anyMatch))) return undefined;
+  const anyWord = anyWordMatch(db, table, req.query, version);
+  const found = anyWord?.counts?.filter((n) => n > 0) ?? [];
+  if (!anyWord || found.length < 2 || Math.min(...found) >= req.limit) return undefined;
+  const partial = searchFts(db, table, { ...req, match: anyWord.match, anyPhrase: true, docsWithPhrase: anyWord.counts });
+  if (!partial.ok || (partial.holdingEvery ?? (partial.total === 0 ? 0 : undefined)) !== 0) return { anyWord, partial };
+  return {
+    outcome: {
+      ok: true,
+      hits: partial.hits.map((h): MatchedHit => ({ ...h, matched: 'partial' })),
+      total: 0,
+      partialTotal: partial.total,
+      match: parsed.match,
+      partialMatch: anyWord.match,
+      ...(partial.rows ? { rows: partial.rows } : {}),
+    },
   };
 }
 
@@ -93,6 +133,8 @@ export function partialOnly<T extends Ranked>(anyWord: readonly T[], strict: rea
 export interface AnyWordMatch {
   match: string;
   atMost: number | undefined;
+  /** Each phrase's document count, in the expression's order, when known: searchFts's `docsWithPhrase`. */
+  counts: number[] | undefined;
 }
 
 /**
@@ -117,7 +159,7 @@ export function anyWordMatch(db: Database, table: string, query: string, version
   const counts = version === undefined ? new DocumentCounts() : (countsByDb.get(db) ?? new DocumentCounts());
   if (version !== undefined) countsByDb.set(db, counts);
   const pruned = prunedWords(db, version ?? -1, table, pieces, counts);
-  return { match: pruned.kept.map((p) => `"${p}"`).join(' OR '), atMost: pruned.matches };
+  return { match: pruned.kept.map((p) => `"${p}"`).join(' OR '), atMost: pruned.matches, counts: pruned.keptCounts };
 }
 
 /** The any-word pieces (a word, a quoted run, each pair of a CJK run) without their quotes; function words left out unless nothing else is left. */

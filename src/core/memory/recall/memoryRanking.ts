@@ -27,7 +27,7 @@ export interface KeywordMatches {
 export function keywordMatches(db: Database, version: number, now: number, words: string[], scope: string | undefined, maxTokens: number, counts: DocumentCounts): KeywordMatches {
   // Counted, pruned and searched in the index's own spelling (each word's analyzed terms, a phrase).
   const terms = [...new Set(words.map(analyze).filter((t) => t !== ''))];
-  const { kept, matches } = prunedWords(db, version, MEMORY_FTS, terms, counts);
+  const { kept, matches, keptCounts } = prunedWords(db, version, MEMORY_FTS, terms, counts);
   // Even the rarest word is in most memories: rank its newest matches, say so, count the rest.
   const window = matches !== undefined && matches > MATCH_BUDGET ? newestWindow(db, MEMORY_FTS, kept, MATCH_BUDGET) : undefined;
   const found = searchFts(db, MEMORY_FTS, {
@@ -37,6 +37,7 @@ export function keywordMatches(db: Database, version: number, now: number, words
     ...(scope !== undefined ? { scope } : {}),
     now,
     anyPhrase: true,
+    docsWithPhrase: keptCounts,
     sort: 'relevance',
     ...(window !== undefined ? { minDocid: window } : {}),
   });

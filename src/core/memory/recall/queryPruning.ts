@@ -23,6 +23,11 @@ export class DocumentCounts {
   private readonly counts = new Map<string, number>();
   private version: number | undefined;
 
+  /** Whether every word's count for this version is held, so `of` would answer without a statement. */
+  holds(version: number, table: string, words: readonly string[]): boolean {
+    return version === this.version && words.every((w) => this.counts.has(`${table}\u0000${w}`));
+  }
+
   of(db: Database, version: number, table: string, words: readonly string[]): number[] | undefined {
     if (version !== this.version || this.counts.size > 20_000) {
       this.counts.clear();
@@ -44,13 +49,16 @@ export interface Pruned {
   dropped: string[];
   /** At most this many rows match the kept words (the sum of their document counts); undefined when not known. */
   matches: number | undefined;
+  /** Each kept word's document count, in `kept`'s order (what matchinfo 'x' reports for it); undefined when not known. */
+  keptCounts: number[] | undefined;
 }
 
 export function prunedWords(db: Database, version: number, table: string, words: readonly string[], cache: DocumentCounts): Pruned {
   const df = words.length ? cache.of(db, version, table, words) : undefined;
-  if (!df) return { kept: [...words], dropped: [], matches: undefined };
+  if (!df) return { kept: [...words], dropped: [], matches: undefined, keptCounts: undefined };
   const order = words.map((w, i) => ({ w, n: df[i] ?? 0 })).sort((a, b) => a.n - b.n);
   const kept: string[] = [];
+  const keptCounts: number[] = [];
   const dropped: string[] = [];
   let budget = 0;
   let matching = 0;
@@ -62,10 +70,11 @@ export function prunedWords(db: Database, version: number, table: string, words:
       continue;
     }
     kept.push(w);
+    keptCounts.push(n);
     budget += n;
     if (n > 0) matching++;
   }
-  return { kept, dropped, matches: budget };
+  return { kept, dropped, matches: budget, keptCounts };
 }
 
 /**
