@@ -139,7 +139,7 @@ function indexValues(e: StoredEvent, fallbackAt: number): [SqlValue, SqlValue] {
  * pending ones are written, so FTS4 never deletes one it has not been given.
  */
 export class DeferredIndex {
-  /** Runs of pending event ids, [first, last], ascending: new events take increasing ids. */
+  /** Runs of pending event ids, [first, last], in the order they came (new events take increasing ids; a changed one's lies below). */
   private runs: [number, number][] = [];
 
   constructor(private readonly st: Statements) {}
