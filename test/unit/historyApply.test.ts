@@ -8,6 +8,7 @@ import { migrate } from '../../src/core/store/schema';
 import { loadSqlJs, queryRows, type Database } from '../../src/core/store/sqlite';
 import { analyze } from '../../src/core/text/analyzer';
 import { transcriptFixtures } from './helpers/fixtures';
+import { ftsIntegrity } from './helpers/ftsIntegrity';
 import { referenceApply } from './helpers/referenceHistoryApplier';
 import { openTemp, tempHome, WASM_PATH } from './helpers/tempStore';
 
@@ -30,6 +31,7 @@ function picture(db: Database) {
     files: queryRows(db, 'SELECT rowid AS r, * FROM import_files ORDER BY rowid'),
     index: queryRows(db, 'SELECT docid, terms, body, created_at, typeof(created_at) AS t, scope, session_id, kind FROM history_fts ORDER BY docid'),
     matches: terms.map((t) => queryRows(db, "SELECT docid, hex(matchinfo(history_fts, 'pcnalx')) AS m FROM history_fts WHERE history_fts MATCH ? ORDER BY docid", [analyze(t)])),
+    integrity: ftsIntegrity(db),
   };
 }
 

@@ -2,7 +2,7 @@ import { CHAPTERS_FTS } from '../chapters/chaptersSchema';
 import { LCM_SUMMARY_FTS } from '../lcm/lcmSchema';
 import type { Operation } from '../store/journal';
 import { queryScalar, type Database } from '../store/sqlite';
-import { HISTORY_FTS } from './sessionApply';
+import { HISTORY_FTS } from './historyIndex';
 
 /**
  * A person forgot these imported sessions. Every row derived from them goes (events, runs, the
@@ -116,8 +116,9 @@ export function applyToolOutputsDropped(db: Database, op: Operation): void {
   const where = droppableOutputsWhere(d.sources);
   const params = d.sources ? [d.before, JSON.stringify(d.sources)] : [d.before];
   purging(db, [HISTORY_FTS], () => {
+    // The entries go first: FTS4 reads the terms it deletes from the events (historyIndex.ts).
     db.run(`DELETE FROM ${HISTORY_FTS} WHERE docid IN (SELECT id FROM events WHERE ${where})`, params);
-    db.run(`UPDATE events SET text = '', blob = NULL WHERE ${where}`, params);
+    db.run(`UPDATE events SET text = '', blob = NULL, indexed_at = NULL, terms = NULL WHERE ${where}`, params);
   });
 }
 

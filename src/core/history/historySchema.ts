@@ -3,7 +3,8 @@ import type { Operation } from '../store/journal';
 import type { StoreModule } from '../store/schema';
 import type { Database } from '../store/sqlite';
 import type { EventKind, HistorySource } from './parsedSession';
-import { applySessionChange, applyWith, HISTORY_FTS, withStatements } from './sessionApply';
+import { applySessionChange, applyWith, withWrites } from './sessionApply';
+import { EXTERNAL_CONTENT_MIGRATION, HISTORY_FTS } from './historyIndex';
 import { applySessionsForgotten, applySessionsRemembered, applyToolOutputsDropped, FORGOTTEN_MIGRATION } from './forgetOps';
 import { applyRunsWithheld, WITHHELD_RUNS_MIGRATION } from './withheldRuns';
 
@@ -134,6 +135,7 @@ const MIGRATIONS = [
   `,
   WITHHELD_RUNS_MIGRATION,
   FORGOTTEN_MIGRATION,
+  EXTERNAL_CONTENT_MIGRATION,
 ];
 
 function applyFileImported(db: Database, op: Operation): void {
@@ -145,10 +147,10 @@ function applyFileImported(db: Database, op: Operation): void {
 function applyFilesImported(db: Database, op: Operation): void {
   const f = op as FilesImported;
   // One set of statements for the whole batch: this is what batching saves.
-  withStatements(db, (st) => {
+  withWrites(db, (w) => {
     for (const file of f.files) {
-      for (const change of file.sessions) applyWith(st, change, f.at);
-      st.run(RECORD_FILE_SEEN, [file.file.path, file.file.size, file.file.mtimeMs, f.at]);
+      for (const change of file.sessions) applyWith(w, change, f.at);
+      w.st.run(RECORD_FILE_SEEN, [file.file.path, file.file.size, file.file.mtimeMs, f.at]);
     }
   });
 }

@@ -2,8 +2,9 @@ import { addInlineGrams } from '../lcm/inlineGrams';
 import { indexTerms } from '../search/ftsSearch';
 import type { Database, SqlValue, Statement } from '../store/sqlite';
 import type { SessionChange, StoredEvent } from './historySchema';
+import { HISTORY_FTS } from './historyIndex';
 
-export const HISTORY_FTS = 'history_fts';
+export { HISTORY_FTS };
 
 /**
  * Applies one session's changes (each session in `history.file.imported` and
@@ -18,25 +19,35 @@ export const HISTORY_FTS = 'history_fts';
  * bench's 20 MB journal, that cut the applier's CPU time by about 30% (median of 7).
  */
 export function applySessionChange(db: Database, change: SessionChange, at: number): void {
-  withStatements(db, (st) => applyWith(st, change, at));
+  withWrites(db, (w) => applyWith(w, change, at));
 }
 
 /**
  * Runs `fn` with statements compiled on first use and shared by everything it applies (the
  * sessions of a batch of files): compiling a statement costs more than running it. Each is
  * freed before this returns, so none outlives the applier (sql.js export() frees statements).
+ * The new events' index entries are written last, when `fn` has returned (DeferredIndex).
  */
-export function withStatements(db: Database, fn: (st: Statements) => void): void {
+export function withWrites(db: Database, fn: (w: SessionWrites) => void): void {
   const st = new Statements(db);
   try {
-    fn(st);
+    const w = { st, index: new DeferredIndex(st) };
+    fn(w);
+    w.index.write();
   } finally {
     st.free();
   }
 }
 
+/** What the sessions of one applier call share: the statements, and the index entries still to write. */
+export interface SessionWrites {
+  st: Statements;
+  index: DeferredIndex;
+}
+
 /** `applySessionChange` on statements shared with the rest of the operation. */
-export function applyWith(st: Statements, change: SessionChange, at: number): void {
+export function applyWith(w: SessionWrites, change: SessionChange, at: number): void {
+  const { st, index } = w;
   const { session: s, upserts, removedKeys, runIds } = change;
   // A session row is written before any of its events and deleted only with all of them (a
   // forget), so a session with no row has no events either: none of its keys needs looking up.
@@ -58,10 +69,10 @@ export function applyWith(st: Statements, change: SessionChange, at: number): vo
     const row = find(key);
     if (!row) continue;
     touchedRuns.add(String(row.run_id));
-    st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [row.id ?? null]);
+    index.remove(row.id ?? null);
     st.run('DELETE FROM events WHERE id = ?', [row.id ?? null]);
   }
-  const fresh = new NewEvents(st, s.id, s.source, s.updatedAt ?? at);
+  const fresh = new NewEvents(st, index, s.id, s.updatedAt ?? at);
   for (const e of upserts) {
     const runId = runIds[e.runKey] as string;
     touchedRuns.add(runId);
@@ -71,25 +82,21 @@ export function applyWith(st: Statements, change: SessionChange, at: number): vo
       fresh.insert(e, runId);
       continue;
     }
-    // The new events' index entries go first, so the index is written in the order the upserts list.
-    fresh.index();
+    // The new events' gram filters go first, so lcm_inline_grams is written in the order the upserts list.
+    fresh.addGrams();
     const id = Number(existing.id);
     touchedRuns.add(String(existing.run_id));
+    // Its index entry goes before the row changes: FTS4 reads the terms it deletes from the row.
+    index.remove(id);
     st.run(
       `UPDATE events SET run_id = ?, seq = ?, kind = ?, text = ?, blob = ?, bytes = ?, hash = ?, created_at = ?, tool_name = ?, call_id = ?,
-         tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
-      [...eventValues(e, runId), id],
+         tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ?, indexed_at = ?, terms = ? WHERE id = ?`,
+      [...eventValues(e, runId), ...indexValues(e, s.updatedAt ?? at), id],
     );
     if (e.blob === null) addInlineGrams(st, [[id, e.text]]);
-    st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
-    if (isIndexed(e)) {
-      const body = indexedBody(e);
-      st.run(`INSERT INTO ${HISTORY_FTS}(docid, terms, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
-        id, indexTerms(body), body, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
-      ]);
-    }
+    if (isIndexed(e)) index.add(id);
   }
-  fresh.index();
+  fresh.addGrams();
   // A new session whose events all went in as new rows has nothing in its runs but this
   // operation's events, so their aggregates come from the operation instead of a query per run.
   const runs = !known && fresh.size === upserts.length ? runsOf(upserts, runIds) : undefined;
@@ -114,24 +121,75 @@ function eventValues(e: StoredEvent, runId: string): SqlValue[] {
 }
 
 /**
+ * The event's `indexed_at` and `terms` (historyIndex.ts): the time it is indexed at when it has
+ * none of its own (`fallbackAt`), and its body's index terms; both NULL for an event not indexed.
+ */
+function indexValues(e: StoredEvent, fallbackAt: number): [SqlValue, SqlValue] {
+  if (!isIndexed(e)) return [null, null];
+  return [e.at === null ? fallbackAt : null, asUtf8(indexTerms(indexedBody(e)))];
+}
+
+/**
+ * The index entries of the operation's new and changed events, written in one statement when the
+ * applier is done (`write`). FTS4 gathers the entries of a transaction in memory and writes them
+ * out as a new segment of the index at each savepoint or statement transaction that follows
+ * (and when they outgrow its buffer), so an entry written by each session, among the statements
+ * of the next, made one segment per session: one per file imported, which FTS4 then merges
+ * level by level. Written last, a batch of files makes one. An entry is only removed after the
+ * pending ones are written, so FTS4 never deletes one it has not been given.
+ */
+export class DeferredIndex {
+  /** Runs of pending event ids, [first, last], in the order they came (new events take increasing ids; a changed one's lies below). */
+  private runs: [number, number][] = [];
+
+  constructor(private readonly st: Statements) {}
+
+  add(id: number): void {
+    const last = this.runs[this.runs.length - 1];
+    if (last && id === last[1] + 1) last[1] = id;
+    else this.runs.push([id, id]);
+  }
+
+  /** Deletes the event's entry (a no-op for an event with none): before the event's row changes. */
+  remove(id: SqlValue): void {
+    this.write();
+    this.st.run(`DELETE FROM ${HISTORY_FTS} WHERE docid = ?`, [id]);
+  }
+
+  /**
+   * Writes the pending entries in docid order, which FTS4 needs to keep them in one segment: the
+   * runs sorted (a changed event's id lies below the new ones), each read by a range of the
+   * events' key in turn (CROSS JOIN keeps that order of the loops; the planner, left to itself,
+   * scanned all the events once per operation).
+   */
+  write(): void {
+    if (!this.runs.length) return;
+    const runs = this.runs.sort((a, b) => a[0] - b[0]);
+    this.st.run(
+      `INSERT INTO ${HISTORY_FTS}(docid, terms)
+       SELECT e.id, e.terms FROM json_each(?) AS r CROSS JOIN events AS e ON e.id BETWEEN r.value ->> 0 AND r.value ->> 1
+       WHERE e.terms IS NOT NULL`,
+      [JSON.stringify(runs)],
+    );
+    this.runs = [];
+  }
+}
+
+/**
  * Inserts new events with the ids SQLite would have chosen (one past the largest: nothing here
- * deletes between inserts), so no `last_insert_rowid()` round trip is needed, and indexes them
- * for search in one statement rather than one per event: an INSERT into the FTS4 table costs a
- * fixed amount per statement besides its per-row work, and the body is then read from the row
- * just written instead of being bound (and encoded by sql.js) a second time.
+ * deletes between inserts), so no `last_insert_rowid()` round trip is needed, and queues their
+ * index entries (DeferredIndex), which read the terms from the rows written here.
  */
 class NewEvents {
   private nextId: number | undefined;
   private readonly keys = new Set<string>();
-  /** Each event to index: its id and its body's index terms (analyzed here; the body itself is read from the row). */
-  private toIndex: [number, string][] = [];
-  /** The events inserted since the last `index()` with their inline texts ('' for a large one), for lcm_grep's gram filter. */
+  /** The events inserted since the last `addGrams()` with their inline texts ('' for a large one), for lcm_grep's gram filter. */
   private toGram: [number, string][] = [];
 
   constructor(
     private readonly st: Statements,
+    private readonly index: DeferredIndex,
     private readonly sessionId: string,
-    private readonly scope: string,
     /** An event without its own time is indexed at its session's last update, else at the operation's time. */
     private readonly fallbackAt: number,
   ) {}
@@ -151,34 +209,19 @@ class NewEvents {
     values[3] = asUtf8(e.text);
     values[10] = asUtf8(e.toolInput);
     this.st.run(
-      `INSERT INTO events(id, session_id, key, run_id, seq, kind, text, blob, bytes, hash, created_at, tool_name, call_id, tool_input, is_error, parent_key, raw_type, model)
-       VALUES (?, ?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, ?, ?)`,
-      [id, this.sessionId, e.key, ...values],
+      `INSERT INTO events(id, session_id, key, run_id, seq, kind, text, blob, bytes, hash, created_at, tool_name, call_id, tool_input, is_error, parent_key, raw_type, model, indexed_at, terms)
+       VALUES (?, ?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, CAST(? AS TEXT))`,
+      [id, this.sessionId, e.key, ...values, ...indexValues(e, this.fallbackAt)],
     );
     this.keys.add(e.key);
-    if (isIndexed(e)) this.toIndex.push([id, indexTerms(indexedBody(e))]);
+    if (isIndexed(e)) this.index.add(id);
     this.toGram.push([id, e.blob === null ? e.text : '']);
   }
 
-  /**
-   * Writes the index entries of the events inserted since the last call. The time keeps the
-   * storage class a bound JS number gets (sql.js binds a number as an integer only when it fits
-   * in 32 bits, else as a double), so the index holds exactly what per-event inserts wrote.
-   */
-  index(): void {
+  /** Adds the gram filters of the events inserted since the last call. */
+  addGrams(): void {
     addInlineGrams(this.st, this.toGram);
     this.toGram = [];
-    if (!this.toIndex.length) return;
-    this.st.run(
-      `INSERT INTO ${HISTORY_FTS}(docid, terms, body, created_at, scope, session_id, kind)
-       SELECT id, terms, CASE WHEN coalesce(tool_name, '') = '' THEN text ELSE tool_name || ' ' || text END,
-         CASE WHEN typeof(t) = 'integer' AND t NOT BETWEEN -2147483648 AND 2147483647 THEN CAST(t AS REAL) ELSE t END,
-         ?2, session_id, kind
-       FROM (SELECT e.*, x.value ->> 1 AS terms, coalesce(e.created_at, ?3) AS t FROM json_each(?1) AS x JOIN events AS e ON e.id = x.value ->> 0)
-       ORDER BY id`,
-      [JSON.stringify(this.toIndex), this.scope, this.fallbackAt],
-    );
-    this.toIndex = [];
   }
 }
 

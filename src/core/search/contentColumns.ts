@@ -10,10 +10,13 @@ import { withCachedStatement } from '../store/statementCache';
  */
 
 /**
- * What is known of a table's %_content: each logical column name → its column there, and the
- * indexes on it that lead with docid, each with the columns it holds.
+ * What is known of where a table's stored columns live: %_content, or for an external-content
+ * table whose content has a `docid` column, that table or view (history_fts: historyIndex.ts);
+ * each logical column name → its column there, and the indexes on it that lead with docid, each
+ * with the columns it holds.
  */
 interface ContentShape {
+  from: string;
   names: ReadonlyMap<string, string>;
   byDocid: { name: string; columns: ReadonlySet<string> }[];
 }
@@ -34,18 +37,27 @@ function pragmaRows(db: Database, sql: string): Record<string, SqlValue>[] {
 
 function readShape(db: Database, table: string): ContentShape {
   const names = new Map<string, string>();
-  for (const row of pragmaRows(db, `PRAGMA table_info(${table}_content)`)) {
+  let from = `${table}_content`;
+  for (const row of pragmaRows(db, `PRAGMA table_info(${from})`)) {
     const name = String(row.name);
     const m = /^c\d+(.+)$/.exec(name);
     if (m?.[1]) names.set(m[1], name);
   }
+  const external = names.size ? undefined : externalContent(db, table);
+  if (external) {
+    const columns = new Set(pragmaRows(db, `PRAGMA table_info(${JSON.stringify(external)})`).map((r) => String(r.name)));
+    if (columns.has('docid')) {
+      from = JSON.stringify(external);
+      for (const row of pragmaRows(db, `PRAGMA table_info(${table})`)) if (columns.has(String(row.name))) names.set(String(row.name), String(row.name));
+    }
+  }
   const byDocid: ContentShape['byDocid'] = [];
-  for (const index of pragmaRows(db, `PRAGMA index_list(${table}_content)`)) {
+  for (const index of pragmaRows(db, `PRAGMA index_list(${from})`)) {
     if (Number(index.partial) !== 0) continue;
     const columns = pragmaRows(db, `PRAGMA index_info(${JSON.stringify(String(index.name))})`).map((c) => String(c.name));
     if (columns[0] === 'docid') byDocid.push({ name: String(index.name), columns: new Set(columns) });
   }
-  const shape = { names, byDocid };
+  const shape = { from, names, byDocid };
   let tables = mapped.get(db);
   if (!tables) mapped.set(db, (tables = new Map()));
   tables.set(table, shape);
@@ -53,12 +65,20 @@ function readShape(db: Database, table: string): ContentShape {
 }
 
 /**
- * Where a column of an FTS4 table is read by docid most cheaply: its %_content table and the
- * name it has there, or the virtual table itself when the content table does not hold it.
+ * Where a column of an FTS4 table is read by docid most cheaply: its %_content table (or its
+ * external content) and the name it has there, or the virtual table itself when that does not hold it.
  */
 export function columnSource(db: Database, table: string, column: string): { from: string; column: string } {
-  const physical = (mapped.get(db)?.get(table) ?? readShape(db, table)).names.get(column);
-  return physical ? { from: `${table}_content`, column: physical } : { from: table, column };
+  const shape = mapped.get(db)?.get(table) ?? readShape(db, table);
+  const physical = shape.names.get(column);
+  return physical ? { from: shape.from, column: physical } : { from: table, column };
+}
+
+/** The table or view an external-content FTS4 table reads its columns from (its `content=` option), if it is one. */
+function externalContent(db: Database, table: string): string | undefined {
+  const sql = pragmaRows(db, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '${table.replace(/'/g, "''")}'`)[0]?.sql;
+  const m = typeof sql === 'string' ? /\bcontent\s*=\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z_][A-Za-z0-9_]*))/i.exec(sql) : null;
+  return m ? (m[1] ?? m[2] ?? m[3]) : undefined;
 }
 
 /**
@@ -71,7 +91,7 @@ function contentSql(table: string, shape: ContentShape, wanted: readonly string[
   const physical = wanted.map((c) => shape.names.get(c));
   if (!physical.every((p): p is string => p !== undefined)) return undefined;
   const covering = shape.byDocid.find((i) => physical.every((p) => i.columns.has(p)));
-  return `SELECT docid${physical.map((p) => `, ${p}`).join('')} FROM ${table}_content${covering ? ` INDEXED BY ${covering.name}` : ''} WHERE docid IN (${marks})`;
+  return `SELECT docid${physical.map((p) => `, ${p}`).join('')} FROM ${shape.from}${covering ? ` INDEXED BY ${covering.name}` : ''} WHERE docid IN (${marks})`;
 }
 
 /**
@@ -99,7 +119,7 @@ function readContent(db: Database, sql: string | undefined, params: SqlValue[], 
 /**
  * The given columns (and with `withTimes`, created_at first) of the given rows, one array of
  * values per row found: [docid, (created_at,) ...columns]. Uses the virtual table when the
- * content table does not hold them (an external-content table), looking at its names afresh
+ * content does not hold them (an external content without a `docid` column), looking at its names afresh
  * once when what was known about them no longer fits (a table rebuilt with other columns, an
  * index dropped).
  */

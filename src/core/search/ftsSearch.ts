@@ -18,12 +18,15 @@ export { excerptsOf, snippets } from './excerpts';
  * indexed; further columns are the aggregate's own references. A row's length (matchinfo 'l',
  * %_docsize) is thus its count of analyzed terms, as the query's terms are counted. searchFts
  * reads the table's %_docsize and %_stat shadow tables directly, so it must stay plain fts4
- * (no matchinfo=fts3, which drops them).
+ * (no matchinfo=fts3, which drops them). With `content`, the table is FTS4 external content:
+ * the stored columns are not kept a second time but read from that table or view, which must
+ * have a column of each name and a `rowid` column (a view's own `rowid`) holding the docid.
  */
-export function createFtsTableSql(table: string, extraColumns: readonly string[] = []): string {
+export function createFtsTableSql(table: string, extraColumns: readonly string[] = [], content?: string): string {
   const cols = ['terms', 'body', 'created_at', 'scope', ...extraColumns];
   const notIndexed = cols.slice(1).map((c) => `notindexed=${c}`);
-  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts4(${[...cols, ...notIndexed, 'tokenize=simple'].join(', ')});`;
+  const options = content === undefined ? [] : [`content=${JSON.stringify(content)}`];
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING fts4(${[...options, ...cols, ...notIndexed, 'tokenize=simple'].join(', ')});`;
 }
 
 /** The terms column's value for a text: what every writer of an FTS table stores beside the body. */

@@ -7,7 +7,10 @@ import type { Database, SqlValue, Statement } from '../../../src/core/store/sqli
  * The history applier as it was before the import-speed work (one INSERT per event and per
  * index entry, last_insert_rowid(), one query per run), kept as the oracle that the faster
  * applier must match row for row: a journal either build wrote must replay to the same rows.
- * Only the history operations that write sessions and events are handled here.
+ * Only the history operations that write sessions and events are handled here. The layout is
+ * today's (history_fts reads its stored columns from the events: src/core/history/historyIndex.ts),
+ * so each event also keeps its index terms and fallback time, and its index entry is deleted
+ * before its row changes.
  */
 export function referenceApply(db: Database, op: Operation): boolean {
   if (op.op === 'history.file.imported' || op.op === 'history.files.imported') {
@@ -52,33 +55,31 @@ function applySessionChange(db: Database, change: SessionChange, at: number): vo
       const runId = runIds[e.runKey] as string;
       touchedRuns.add(runId);
       const existing = find(e.key);
+      const indexed = e.text.trim() !== '';
+      const terms = indexed ? analyze(e.toolName ? `${e.toolName} ${e.text}` : e.text) : null;
       const values: SqlValue[] = [
         runId, e.seq, e.kind, e.text, e.blob, e.bytes, e.hash, e.at, e.toolName, e.callId, e.toolInput, e.isError ? 1 : 0, e.parentKey, e.rawType, e.model,
+        indexed && e.at === null ? (s.updatedAt ?? at) : null, terms,
       ];
       let id: number;
       if (existing) {
         id = Number(existing.id);
         touchedRuns.add(String(existing.run_id));
+        st.run('DELETE FROM history_fts WHERE docid = ?', [id]);
         st.run(
           `UPDATE events SET run_id = ?, seq = ?, kind = ?, text = ?, blob = ?, bytes = ?, hash = ?, created_at = ?, tool_name = ?, call_id = ?,
-             tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ? WHERE id = ?`,
+             tool_input = ?, is_error = ?, parent_key = ?, raw_type = ?, model = ?, indexed_at = ?, terms = ? WHERE id = ?`,
           [...values, id],
         );
-        st.run('DELETE FROM history_fts WHERE docid = ?', [id]);
       } else {
         st.run(
-          `INSERT INTO events(session_id, key, run_id, seq, kind, text, blob, bytes, hash, created_at, tool_name, call_id, tool_input, is_error, parent_key, raw_type, model)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO events(session_id, key, run_id, seq, kind, text, blob, bytes, hash, created_at, tool_name, call_id, tool_input, is_error, parent_key, raw_type, model, indexed_at, terms)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           [s.id, e.key, ...values],
         );
         id = Number(st.row('SELECT last_insert_rowid() AS id', [])?.id);
       }
-      if (e.text.trim()) {
-        const body = e.toolName ? `${e.toolName} ${e.text}` : e.text;
-        st.run('INSERT INTO history_fts(docid, terms, body, created_at, scope, session_id, kind) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-          id, analyze(body), body, e.at ?? s.updatedAt ?? at, s.source, s.id, e.kind,
-        ]);
-      }
+      if (terms !== null) st.run('INSERT INTO history_fts(docid, terms) VALUES (?, ?)', [id, terms]);
     }
     for (const runId of touchedRuns) rebuildRun(st, s.id, runId);
   } finally {
