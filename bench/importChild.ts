@@ -5,7 +5,7 @@ import { openServices, type Services } from '../src/core/services';
 import { emptyReport } from '../src/core/history/importer';
 import { ImportPipeline } from '../src/core/history/importPipeline';
 import { PendingSyncs } from '../src/core/history/pendingSyncs';
-import { queryScalar } from '../src/core/store/sqlite';
+import { queryScalar, sqliteHeapBytes } from '../src/core/store/sqlite';
 import { PagedFrame } from '../src/core/store/pagedFrame';
 import { gc, kernelPeakRss, MemorySampler } from './memorySampler';
 import { Profiler } from './profiler';
@@ -67,8 +67,29 @@ export function copyFolders(root: string): string[] {
 export async function importChild(home: string, root: string, wasmPath: string): Promise<ImportFigures> {
   const mem = new MemorySampler().start();
   const t0 = nowMs();
+  // RECOLLECT_BENCH_TRACE=1: the process's memory by part every half second on stderr (attribution runs only).
+  if (process.env.RECOLLECT_BENCH_TRACE) {
+    const trace = setInterval(() => {
+      const m = process.memoryUsage();
+      const f = (b: number) => (b / 1048576).toFixed(0);
+      process.stderr.write(`trace ${((nowMs() - t0) / 1000).toFixed(1)} s rss ${f(m.rss)} heapUsed ${f(m.heapUsed)} heapTotal ${f(m.heapTotal)} external ${f(m.external)} arrayBuffers ${f(m.arrayBuffers)} wasm ${f(sqliteHeapBytes())}\n`);
+    }, 500);
+    trace.unref();
+  }
   const s = await openServices({ home, wasmPath });
   const openMs = nowMs() - t0;
+  if (process.env.RECOLLECT_BENCH_TRACE) {
+    const st = s.store as unknown as { checkpointInBackground: () => Promise<void> };
+    const idle = st.checkpointInBackground.bind(st);
+    st.checkpointInBackground = async () => {
+      process.stderr.write(`trace ${((nowMs() - t0) / 1000).toFixed(1)} s idle checkpoint starts\n`);
+      try {
+        return await idle();
+      } finally {
+        process.stderr.write(`trace ${((nowMs() - t0) / 1000).toFixed(1)} s idle checkpoint ends\n`);
+      }
+    };
+  }
   const prof = new Profiler();
   const { blobs, backgroundSyncs, blobSyncs } = instrument(s, prof);
   const report = emptyReport();
