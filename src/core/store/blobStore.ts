@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
+import { fittedWindow } from './pagedFrame';
 import { brotliCompress, brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 import { promisify } from 'node:util';
 import { replaceFileDurably } from './durableFile';
@@ -200,7 +201,7 @@ export class BlobStore {
 }
 
 function brotliOptions(bytes: Uint8Array): { params: Record<number, number> } {
-  return { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes.length } };
+  return { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_LGWIN]: fittedWindow(bytes.length), [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes.length } };
 }
 
 function worthCompressing(bytes: Uint8Array, compressed: Uint8Array): boolean {

@@ -1,5 +1,6 @@
 import { ChunkReader, type ChunkResult } from './chunkReader';
 import { ChunkEviction } from './chunkEviction';
+import { ChunkSlots } from './chunkSlots';
 import { ChunkSpill } from './chunkSpill';
 import type { PagedFrame } from './pagedFrame';
 
@@ -94,12 +95,12 @@ export class PagedContents {
   private evictions = 0;
   private reloads = 0;
   /**
-   * The last evicted chunk's buffer, which the next load decompresses into: a fresh 1 MB buffer
-   * per reload would be garbage the process keeps resident long after (pagedFrame.ts). Nothing
-   * keeps a view of an evicted chunk: reads copy out of `subarray` at once, and a capture only
-   * refers to written chunks, which are never evicted.
+   * Where the chunks' buffers come from (chunkSlots.ts): an evicted chunk's slot serves the next
+   * load, and slabs emptied by a smaller cache go back to the kernel. Nothing keeps a view of an
+   * evicted chunk: reads copy out of `subarray` at once, and a capture only refers to written
+   * chunks, which are never evicted while it is written.
    */
-  private spare: Buffer | undefined;
+  private readonly slots: ChunkSlots;
   /** Bumped on each write into a chunk; a checkpoint compares it to know what changed meanwhile. */
   private readonly versions: number[] = [];
   private readonly dirty = new Set<number>();
@@ -139,7 +140,8 @@ export class PagedContents {
     this.size = frame.size;
     this.asked = new Uint8Array(frame.count);
     this.eviction = new ChunkEviction(cacheBytes / frame.chunkBytes);
-    if (first && first.length === frame.rawLength(0)) this.insert(0, first.length === frame.chunkBytes ? first : Buffer.concat([first], frame.chunkBytes));
+    this.slots = new ChunkSlots(frame.chunkBytes);
+    if (first && first.length === frame.rawLength(0)) this.insert(0, this.placed(this.slotFor(0), first));
   }
 
   get chunkBytes(): number {
@@ -234,17 +236,36 @@ export class PagedContents {
   limitCache(bytes: number): void {
     this.cacheBytes = bytes;
     this.eviction.resize(bytes / this.chunkBytes);
-    if (this.resident * this.chunkBytes > bytes) this.evictFor(-1, 0);
+    if (this.resident * this.chunkBytes > bytes) {
+      this.evictFor(-1, 0);
+      this.slots.compact(this.chunks);
+    }
   }
 
-  /** Keeps chunk i, first dropping clean chunks while the cache is full (never i itself). */
-  private insert(i: number, data: Buffer): void {
-    if (this.chunks[i]) {
-      this.chunks[i] = data;
+  /**
+   * A slot to load chunk i into: while the cache is full, clean chunks are dropped first (never i
+   * itself), so the slot is one of theirs rather than new memory.
+   */
+  private slotFor(i: number): Buffer {
+    if (!this.chunks[i] && this.resident >= 1 && (this.resident + 1) * this.chunkBytes > this.cacheBytes) this.evictFor(i, 1);
+    return this.slots.take();
+  }
+
+  /** `slot` holding `bytes` (a chunk's database bytes, possibly decompressed into it already), zeroed past them. */
+  private placed(slot: Buffer, bytes: Uint8Array): Buffer {
+    if (bytes.buffer !== slot.buffer || bytes.byteOffset !== slot.byteOffset) slot.set(bytes.subarray(0, slot.length));
+    if (bytes.length < slot.length) slot.fill(0, bytes.length);
+    return slot;
+  }
+
+  /** Keeps chunk i in `slot` (from slotFor). */
+  private insert(i: number, slot: Buffer): void {
+    const old = this.chunks[i];
+    this.chunks[i] = slot;
+    if (old) {
+      if (old !== slot) this.slots.give(old);
       return;
     }
-    if (this.resident >= 1 && (this.resident + 1) * this.chunkBytes > this.cacheBytes) this.evictFor(i, 1);
-    this.chunks[i] = data;
     this.eviction.admitted(i);
     this.resident++;
   }
@@ -262,7 +283,7 @@ export class PagedContents {
     while ((this.resident + room) * this.chunkBytes > this.cacheBytes) {
       const i = this.eviction.victim(evictable);
       if (i === undefined) return;
-      this.spare = this.chunks[i];
+      this.slots.give(this.chunks[i] as Buffer);
       this.chunks[i] = undefined;
       this.resident--;
       this.evictions++;
@@ -327,26 +348,21 @@ export class PagedContents {
       if (this.reader.takeOrClaim(i, () => this.chunks[i] !== undefined)) return this.chunks[i] as Buffer;
     }
     if (this.damage) throw ioError(this.damage.message);
+    const into = this.slotFor(i);
     let data: Buffer;
     if (i < this.frame.count) {
-      let loaded: Buffer;
       try {
         this.syncLoads++;
         if (this.evicted[i]) this.reloads++;
-        const into = this.spare && this.frame.rawLength(i) === this.chunkBytes ? this.spare : undefined;
-        this.spare = undefined;
-        loaded = this.frame.load(i, into);
+        data = this.placed(into, this.frame.load(i, into));
       } catch (err) {
+        this.slots.give(into);
         this.damage = err instanceof Error ? err : new Error(String(err));
         this.onDamage(this.damage);
         throw ioError(this.damage.message);
       }
-      data = this.fullSize(loaded);
     } else {
-      // A file growing chunk by chunk (an import, a compaction's copy) evicts one chunk per new
-      // one: its buffer serves the new chunk instead of becoming garbage.
-      data = this.spare?.length === this.chunkBytes ? this.spare.fill(0) : Buffer.alloc(this.chunkBytes);
-      this.spare = undefined;
+      data = into.fill(0);
       this.dirty.add(i); // a new part of the file: the snapshot has nothing to copy for it
       this.unsaved.add(i);
     }
@@ -357,13 +373,13 @@ export class PagedContents {
   /** A written chunk evicted after it was spilled: read back from the spill file (a failed read is damage, as for a snapshot chunk). */
   private loadSpilled(i: number, slot: number): Buffer {
     if (this.damage) throw ioError(this.damage.message);
+    const into = this.slotFor(i);
     let data: Buffer;
     try {
       if (this.evicted[i]) this.reloads++;
-      const into = this.spare;
-      this.spare = undefined;
-      data = (this.spill as ChunkSpill).read(slot, this.chunkBytes, into);
+      data = this.placed(into, (this.spill as ChunkSpill).read(slot, this.chunkBytes, into));
     } catch (err) {
+      this.slots.give(into);
       this.reportDamage(err instanceof Error ? err : new Error(String(err)));
       throw ioError((this.damage as unknown as Error).message);
     }
@@ -423,7 +439,7 @@ export class PagedContents {
         k--; // the checkpoint closed that file: this chunk again, from the new one
         continue;
       }
-      if (this.acceptsReadAhead(i)) this.insert(i, this.fullSize(raw));
+      if (this.acceptsReadAhead(i)) this.insert(i, this.placed(this.slotFor(i), raw));
     }
   }
 
@@ -493,7 +509,7 @@ export class PagedContents {
       if ('error' in r) return this.chunks[r.index] ? undefined : this.reportDamage(new Error(r.error));
       if (this.chunks[r.index]) this.duplicateLoads++;
       // Queries may have filled the cache meanwhile: a chunk without room is dropped, not let in to evict one they use.
-      else if (this.acceptsReadAhead(r.index)) this.insert(r.index, this.fullSize(Buffer.from(r.bytes)));
+      else if (this.acceptsReadAhead(r.index)) this.insert(r.index, this.placed(this.slotFor(r.index), new Uint8Array(r.bytes)));
     };
     const reader = ChunkReader.start(frame.file, (fd) => frame.sameFileAs(fd), jobs, accept);
     if (!reader) return false;
@@ -504,10 +520,6 @@ export class PagedContents {
       if (this.reader === reader) this.reader = undefined;
     }
     return true;
-  }
-
-  private fullSize(loaded: Buffer): Buffer {
-    return loaded.length === this.chunkBytes ? loaded : Buffer.concat([loaded], this.chunkBytes);
   }
 
   /** Reports damage the background check found in a chunk no query has read yet. */

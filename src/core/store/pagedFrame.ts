@@ -46,11 +46,17 @@ export interface ChunkEntry {
 
 export const sha256 = (data: Uint8Array): Buffer => createHash('sha256').update(data).digest();
 
-/** A window as large as the chunk (no larger: each decoder allocates a ring buffer of the window's size). */
+/**
+ * A brotli window as large as the input and no larger: the encoder and each decoder allocate
+ * memory in proportion to the window, and the default (4 MB) on a small input is memory that
+ * malloc keeps resident after it is freed (chunkSlots.ts).
+ */
+export const fittedWindow = (size: number): number => Math.max(16, Math.min(24, Math.ceil(Math.log2(Math.max(1, size)))));
+
 const compressOptions = (size: number) => ({
   params: {
     [zlibConstants.BROTLI_PARAM_QUALITY]: QUALITY,
-    [zlibConstants.BROTLI_PARAM_LGWIN]: Math.max(16, Math.min(24, Math.ceil(Math.log2(Math.max(1, size))))),
+    [zlibConstants.BROTLI_PARAM_LGWIN]: fittedWindow(size),
     [zlibConstants.BROTLI_PARAM_SIZE_HINT]: size,
   },
 });
