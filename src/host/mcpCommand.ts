@@ -1,4 +1,5 @@
 // No `vscode` here: the command lines are checked in unit tests.
+import { RETURNING_MALLOC_ENV } from '../core/store/memoryBudget';
 
 export type McpCommandFormat = 'shell' | 'claude' | 'codex' | 'json';
 
@@ -26,28 +27,31 @@ function tomlString(text: string): string {
 
 /**
  * How another agent starts Recollect's MCP server on the same store: `node <cli> mcp` with
- * RECOLLECT_HOME set, written the way each place expects it.
+ * RECOLLECT_HOME set (and on Linux the malloc setting that keeps its memory within the budget,
+ * memoryBudget.ts), written the way each place expects it.
  */
 export function mcpCommand(format: McpCommandFormat, launch: McpLaunch): string {
-  const windows = (launch.platform ?? process.platform) === 'win32';
+  const platform = launch.platform ?? process.platform;
+  const windows = platform === 'win32';
   const q = windows ? winq : shq;
+  const env: [string, string][] = [['RECOLLECT_HOME', launch.home], ...(platform === 'linux' ? Object.entries(RETURNING_MALLOC_ENV) : [])];
   switch (format) {
     case 'shell':
       return windows
-        ? `$env:RECOLLECT_HOME=${q(launch.home)}; node ${q(launch.cli)} mcp`
-        : `RECOLLECT_HOME=${q(launch.home)} node ${q(launch.cli)} mcp`;
+        ? `${env.map(([k, v]) => `$env:${k}=${q(v)}; `).join('')}node ${q(launch.cli)} mcp`
+        : `${env.map(([k, v]) => `${k}=${q(v)} `).join('')}node ${q(launch.cli)} mcp`;
     // Named connections keep an agent's name stable for requests between agents, whatever its client calls itself.
     case 'claude':
-      return `claude mcp add recollect -e RECOLLECT_HOME=${q(launch.home)} -- node ${q(launch.cli)} mcp --name claude-code`;
+      return `claude mcp add recollect ${env.map(([k, v]) => `-e ${k}=${q(v)} `).join('')}-- node ${q(launch.cli)} mcp --name claude-code`;
     case 'codex':
       return [
         '[mcp_servers.recollect]',
         'command = "node"',
         `args = [${tomlString(launch.cli)}, "mcp", "--name", "codex"]`,
-        `env = { RECOLLECT_HOME = ${tomlString(launch.home)} }`,
+        `env = { ${env.map(([k, v]) => `${k} = ${tomlString(v)}`).join(', ')} }`,
       ].join('\n');
     case 'json':
-      return JSON.stringify({ mcpServers: { recollect: { command: 'node', args: [launch.cli, 'mcp'], env: { RECOLLECT_HOME: launch.home } } } }, null, 2);
+      return JSON.stringify({ mcpServers: { recollect: { command: 'node', args: [launch.cli, 'mcp'], env: Object.fromEntries(env) } } }, null, 2);
   }
 }
 

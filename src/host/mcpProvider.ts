@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { RETURNING_MALLOC_ENV } from '../core/store/memoryBudget';
 
 /** Must match `contributes.mcpServerDefinitionProviders[].id` in package.json. */
 export const MCP_PROVIDER_ID = 'recollect.mcpServers';
@@ -62,7 +63,7 @@ export function registerMcpProvider(deps: McpProviderDeps): McpProviderRegistrat
       onDidChangeMcpServerDefinitions: changed.event,
       provideMcpServerDefinitions: () =>
         deps.offered()
-          ? [new api.Definition('Recollect', process.execPath, [cli, 'mcp', '--name', deps.connectionName()], { RECOLLECT_HOME: deps.home, ELECTRON_RUN_AS_NODE: '1' }, deps.version)]
+          ? [new api.Definition('Recollect', process.execPath, [cli, 'mcp', '--name', deps.connectionName()], { RECOLLECT_HOME: deps.home, ELECTRON_RUN_AS_NODE: '1', ...(process.platform === 'linux' ? RETURNING_MALLOC_ENV : {}) }, deps.version)]
           : [],
     });
     deps.log.info(`registered Recollect's MCP server provider with VS Code (${MCP_PROVIDER_ID}, store ${deps.home})`);

@@ -9,25 +9,28 @@ import { tempHome } from './helpers/tempStore';
 /** A stand-in for dist/cli.js that reports what it was started with. */
 function fakeCli(dir: string): string {
   const cli = path.join(dir, "it's a cli.js");
-  fs.writeFileSync(cli, 'process.stdout.write(JSON.stringify({ home: process.env.RECOLLECT_HOME, args: process.argv.slice(2) }));\n');
+  fs.writeFileSync(cli, 'process.stdout.write(JSON.stringify({ home: process.env.RECOLLECT_HOME, malloc: process.env.MALLOC_MMAP_THRESHOLD_, args: process.argv.slice(2) }));\n');
   return cli;
 }
 
 describe('the MCP command copied for other agents', () => {
-  it('starts the CLI with RECOLLECT_HOME set when a POSIX shell runs it, even with spaces and quotes in the paths', () => {
+  it('starts the CLI with RECOLLECT_HOME (and on Linux the malloc threshold) set when a POSIX shell runs it, even with spaces and quotes in the paths', () => {
     const dir = tempHome('mcp cmd');
     const home = path.join(dir, "my store's home");
     const line = mcpCommand('shell', { cli: fakeCli(dir), home, platform: 'linux' });
     // `node` on PATH is the one running this test, as it would be in a person's terminal.
     const out = execFileSync('sh', ['-c', line], { encoding: 'utf8', env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` } });
-    expect(JSON.parse(out)).toEqual({ home, args: ['mcp'] });
+    expect(JSON.parse(out)).toEqual({ home, malloc: '131072', args: ['mcp'] });
   });
 
   it('writes the Claude Code line, the Codex TOML block and the JSON entry with the same command', () => {
     const launch = { cli: '/opt/ext/dist/cli.js', home: '/home/a/.recollect', platform: 'linux' as const };
-    expect(mcpCommand('claude', launch)).toBe('claude mcp add recollect -e RECOLLECT_HOME=/home/a/.recollect -- node /opt/ext/dist/cli.js mcp --name claude-code');
-    expect(mcpCommand('codex', launch)).toBe('[mcp_servers.recollect]\ncommand = "node"\nargs = ["/opt/ext/dist/cli.js", "mcp", "--name", "codex"]\nenv = { RECOLLECT_HOME = "/home/a/.recollect" }');
-    expect(JSON.parse(mcpCommand('json', launch))).toEqual({ mcpServers: { recollect: { command: 'node', args: ['/opt/ext/dist/cli.js', 'mcp'], env: { RECOLLECT_HOME: '/home/a/.recollect' } } } });
+    const env = 'RECOLLECT_HOME=/home/a/.recollect -e MALLOC_MMAP_THRESHOLD_=131072';
+    expect(mcpCommand('claude', launch)).toBe(`claude mcp add recollect -e ${env} -- node /opt/ext/dist/cli.js mcp --name claude-code`);
+    expect(mcpCommand('codex', launch)).toBe('[mcp_servers.recollect]\ncommand = "node"\nargs = ["/opt/ext/dist/cli.js", "mcp", "--name", "codex"]\nenv = { RECOLLECT_HOME = "/home/a/.recollect", MALLOC_MMAP_THRESHOLD_ = "131072" }');
+    expect(JSON.parse(mcpCommand('json', launch))).toEqual({ mcpServers: { recollect: { command: 'node', args: ['/opt/ext/dist/cli.js', 'mcp'], env: { RECOLLECT_HOME: '/home/a/.recollect', MALLOC_MMAP_THRESHOLD_: '131072' } } } });
+    // glibc's setting only where glibc is: macOS and Windows get RECOLLECT_HOME alone.
+    expect(mcpCommand('claude', { ...launch, platform: 'darwin' })).toBe('claude mcp add recollect -e RECOLLECT_HOME=/home/a/.recollect -- node /opt/ext/dist/cli.js mcp --name claude-code');
     expect(mcpCommand('shell', { ...launch, home: 'C:\\Users\\a b\\.recollect', cli: 'C:\\ext\\dist\\cli.js', platform: 'win32' })).toBe('$env:RECOLLECT_HOME="C:\\Users\\a b\\.recollect"; node C:\\ext\\dist\\cli.js mcp');
   });
 });

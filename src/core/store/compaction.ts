@@ -5,6 +5,7 @@ import { identityOf, sameIdentity, type CompactedFile } from './compactionJob';
 import type { CompactionReply, CompactionRequest } from './compactionWorker';
 import { replaceFileDurably, syncFolder } from './durableFile';
 import type { FileLock } from './fileLock';
+import { RETURNING_MALLOC_ENV } from './memoryBudget';
 import { removeDeadTemps } from './strayTemps';
 
 /** What `Store.compact()` did: the snapshot was replaced by its table-ordered copy, or why not. */
@@ -139,11 +140,7 @@ export class Compactor {
     return new Promise((resolve, reject) => {
       // A process, not a thread: the job's caches and churn never count against the owner
       // (the extension host, in VS Code), and `--expose-gc` is the child's flag, not the owner's.
-      // MALLOC_MMAP_THRESHOLD_: glibc's malloc gives each chunk buffer (256 KB) its own mapping,
-      // returned to the system when the buffer is freed; by default it soon takes them from its
-      // heap instead, which keeps every freed one resident (measured: ~80 MB more at the peak on a
-      // 176 MB database). Other C libraries ignore the variable.
-      const env = { ...process.env, MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
+      const env = { ...process.env, ...RETURNING_MALLOC_ENV };
       const child = fork(this.options.workerPath, [], { execArgv: ['--expose-gc'], env, serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
       if (background) {
         child.unref();
