@@ -4,6 +4,7 @@ import { resolveStoreHome } from '../core/store/home';
 import type { McpSessionOptions } from '../core/owner/protocol';
 import { relayMcp, type Upstream } from './mcpRelay';
 import { relayTool } from './toolRelay';
+import { relaunchesForMalloc, relaunchWithMalloc } from './mallocRelaunch';
 
 /**
  * The `recollect` command's entry: small on purpose. `recollect mcp` with an owner that runs MCP
@@ -50,6 +51,13 @@ async function start(argv: string[]): Promise<void> {
   }
   if (command === 'tool' && rest[0]) {
     const code = await relayTool({ home: resolveStoreHome(), build: VERSION, name: rest[0], json: rest[1], out: (t) => process.stdout.write(t) });
+    if (code !== undefined) {
+      process.exitCode = code;
+      return;
+    }
+  }
+  if (relaunchesForMalloc(command)) {
+    const code = await relaunchWithMalloc(argv);
     if (code !== undefined) {
       process.exitCode = code;
       return;

@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from './helpers/mcpClient';
 import { tempHome } from './helpers/tempStore';
+import { transcriptFixtures } from './helpers/fixtures';
+import { relaunchesForMalloc } from '../../src/cli/mallocRelaunch';
 
 function cli(home: string, ...args: string[]) {
   const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, RECOLLECT_HOME: home }, encoding: 'utf8' });
@@ -59,5 +61,33 @@ describe('recollect CLI', () => {
     expect(text.out).toMatch(/1 of 2 shown/);
     expect(text.out).toMatch(/cli\s+chat_history\s+refused .*needs a task_id/);
     expect(cli(home, 'activity', '--limit', 'x').code).toBe(2);
+  });
+
+  it('on Linux runs `import` again in a child with the malloc setting, which does the import, and passes on its exit code', () => {
+    expect(relaunchesForMalloc('import', 'linux', {})).toBe(true);
+    expect(relaunchesForMalloc('import', 'linux', { MALLOC_MMAP_THRESHOLD_: '65536' })).toBe(false);
+    expect(relaunchesForMalloc('import', 'darwin', {})).toBe(false);
+    expect(relaunchesForMalloc('mcp', 'linux', {})).toBe(false);
+    if (process.platform !== 'linux') return;
+    const home = tempHome('cli');
+    const folder = path.join(home, 'transcripts');
+    fs.mkdirSync(folder);
+    const one = path.join(transcriptFixtures(), 'claude-code', 'project-b', '1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl');
+    fs.copyFileSync(one, path.join(folder, path.basename(one)));
+    // Every Node process of the command records its pid and the variable as it started.
+    const seen = path.join(home, 'seen.txt');
+    const probe = path.join(home, 'probe.js');
+    fs.writeFileSync(probe, `require('fs').appendFileSync(${JSON.stringify(seen)}, process.pid + ' ' + (process.env.MALLOC_MMAP_THRESHOLD_ ?? '-') + '\\n');\n`);
+    const env = { ...process.env, RECOLLECT_HOME: home, NODE_OPTIONS: `--require ${probe}` };
+    delete env.MALLOC_MMAP_THRESHOLD_;
+    const r = spawnSync(process.execPath, [CLI, 'import', folder], { env, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ files: 1 });
+    // One line per process (worker threads share their process's pid): the waiting parent, then the child.
+    const byPid = new Map(fs.readFileSync(seen, 'utf8').trim().split('\n').map((l) => l.split(' ') as [string, string]));
+    expect([...byPid.values()]).toEqual(['-', '131072']);
+    const usage = spawnSync(process.execPath, [CLI, 'import'], { env, encoding: 'utf8' });
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toContain('usage: recollect import');
   });
 });
