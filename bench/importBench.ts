@@ -5,6 +5,7 @@ import type { BenchContext } from './context';
 import { defaultFixturesDir } from './corpus';
 import type { ImportFigures } from './importChild';
 import type { NativeFigures } from './nativeImport';
+import { RETURNING_MALLOC_ENV } from '../src/core/store/memoryBudget';
 import { Rng } from './rng';
 import { heading, mb, ms, note, nowMs, progress, ratio, result, table } from './stats';
 import { replicateTranscripts, type ReplicatedTranscripts } from './transcripts';
@@ -42,7 +43,8 @@ export function runImport(ctx: BenchContext, withBaseline: boolean, targetMb: nu
   const raw = replicateTranscripts(fixtures, root, targetMb * MiB, new Rng(ctx.seed + 40), (c, b) => progress(`  ${c} copies, ${mb(b)}`), process.argv.includes('--verbatim-copies'));
   const replicateMs = nowMs() - tr;
   progress(`import: ${raw.files} files, ${mb(raw.bytes)}; HistoryImporter.importPaths in a fresh process`);
-  const ours = runChild<ImportFigures>(ctx, ['import', home, root]);
+  // In the environment `recollect import` gives itself on Linux (src/cli/mallocRelaunch.ts).
+  const ours = runChild<ImportFigures>(ctx, ['import', home, root], process.platform === 'linux' ? RETURNING_MALLOC_ENV : {});
   let native: NativeFigures | undefined;
   if (withBaseline) {
     progress('import: the same files into better-sqlite3 (native SQLite + FTS5) in a fresh process');
@@ -61,8 +63,9 @@ export function dropImport(stage: ImportStage): void {
 }
 
 /** Runs `dist/bench.js --child <args> <wasm>` and returns the JSON line it prints last. */
-export function runChild<T>(ctx: BenchContext, args: string[]): T {
+export function runChild<T>(ctx: BenchContext, args: string[], env: Record<string, string> = {}): T {
   const r = spawnSync(process.execPath, ['--expose-gc', ctx.script, '--child', ...args, ctx.wasm], {
+    env: { ...process.env, ...env },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 16 * MiB,
@@ -76,7 +79,7 @@ export function printImport(ctx: BenchContext, stage: ImportStage): void {
   const { raw, ours, native } = stage;
   heading(`4. history import of ${mb(raw.bytes)} of transcripts (HistoryImporter.importPaths, real store) vs better-sqlite3`);
   note(`${raw.copies} copies of the ${raw.fixtureFiles} fixture transcripts (${(raw.fixtureBytes / 1024).toFixed(0)} KB), every UUID replaced per copy: ${raw.files.toLocaleString('en-US')} files, written in ${ms(stage.replicateMs)} (not timed below).`);
-  note('ours runs in a fresh process (node --expose-gc), one importPaths call per copy folder, into an empty store; the store is closed (checkpointed) at the end.');
+  note(`ours runs in a fresh process (node --expose-gc${process.platform === 'linux' ? ', MALLOC_MMAP_THRESHOLD_=131072 as `recollect import` sets it' : ''}), one importPaths call per copy folder, into an empty store; the store is closed (checkpointed) at the end.`);
   const perCopy = ours.sessions / raw.copies;
   result('files / sessions / runs / events imported', `${ours.files.toLocaleString('en-US')} / ${ours.sessions.toLocaleString('en-US')} / ${ours.runs.toLocaleString('en-US')} / ${ours.events.toLocaleString('en-US')}`);
   result('distinct sessions stored (copies × per copy)', `${ours.storedSessions.toLocaleString('en-US')} (${raw.copies} × ${perCopy.toFixed(1)})`, 'every copy distinct', ours.storedSessions === ours.sessions);

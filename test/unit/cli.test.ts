@@ -78,7 +78,7 @@ describe('recollect CLI', () => {
     const seen = path.join(home, 'seen.txt');
     const probe = path.join(home, 'probe.js');
     fs.writeFileSync(probe, `require('fs').appendFileSync(${JSON.stringify(seen)}, process.pid + ' ' + (process.env.MALLOC_MMAP_THRESHOLD_ ?? '-') + '\\n');\n`);
-    const env = { ...process.env, RECOLLECT_HOME: home, NODE_OPTIONS: `--require ${probe}` };
+    const env: NodeJS.ProcessEnv = { ...process.env, RECOLLECT_HOME: home, NODE_OPTIONS: `--require ${probe}` };
     delete env.MALLOC_MMAP_THRESHOLD_;
     const r = spawnSync(process.execPath, [CLI, 'import', folder], { env, encoding: 'utf8' });
     expect(r.status).toBe(0);
