@@ -44,10 +44,10 @@ export class DatabaseFile {
       // No snapshot yet (or an empty one): the database starts as new chunks, so a first import
       // is paged and bounded like any other write, and its checkpoints write only chunks.
       opened?.paged.frame.close();
-      return new DatabaseFile(file, new PagedContents(PagedFrame.none(file), onDamage, undefined, cacheBytes, tempBeside(file)), undefined);
+      return new DatabaseFile(file, new PagedContents(PagedFrame.none(file), onDamage, undefined, cacheBytes, tempBeside(file), tempBeside(file)), undefined);
     }
     const { frame, first } = opened.paged;
-    const paged = new PagedContents(frame, onDamage, first, cacheBytes, tempBeside(file));
+    const paged = new PagedContents(frame, onDamage, first, cacheBytes, tempBeside(file), tempBeside(file));
     paged.preferChunks(readHotChunks(file, frame.chunkBytes, frame.count));
     return new DatabaseFile(file, paged, opened);
   }
