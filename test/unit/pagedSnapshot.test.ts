@@ -227,6 +227,50 @@ describe('paged snapshot (frame version 3)', () => {
     expect(fs.existsSync(spillFile)).toBe(false);
   });
 
+  it('clean chunks the cache drops are reloaded from their uncompressed copies, a written chunk never from a stale one, through checkpoints; without a writable copies file nothing changes', async () => {
+    const chunkBytes = 16384;
+    const SQL = await loadSqlJs(WASM_PATH);
+    const { home, database } = await sampleStore(40);
+    const file = path.join(home, 'paged.sqlite');
+    const readAll = (db: Database) => queryRows(db, 'SELECT * FROM notes ORDER BY rowid');
+    for (const copyFile of [`${file}.tmp-${process.pid}-copies`, path.join(home, 'no such folder', 'copies')]) {
+      writeFrame(file, database, chunkBytes);
+      const contents = new PagedContents(openFrame(file), undefined, undefined, 3 * chunkBytes, `${file}.tmp-${process.pid}-spill`, copyFile);
+      const paged = adoptPaged(SQL, contents);
+      if (!paged) throw new Error('sql.js did not take the paged contents');
+      const plain = new SQL.Database(Buffer.from(database)); // sql.js writes into the array it is given
+      for (let round = 0; round < 3; round++) {
+        expect(readAll(paged)).toEqual(readAll(plain));
+        randomWork([paged, plain], 50 + round, 40);
+        expect(readAll(paged)).toEqual(readAll(plain));
+        // A checkpoint on this thread: written chunks become clean, and their copies are made from their new bytes.
+        const sync = contents.capture({ copy: false });
+        const written = writeCaptureSync(file, sync);
+        if (!written) throw new Error('the checkpoint file was not reopened');
+        contents.rebase(written, sync).close();
+        // What the checkpoint wrote is what the contents hold, copies and all.
+        expect(Buffer.from(readSnapshot(file) ?? []).equals(bytesOf(contents))).toBe(true);
+      }
+      expect(readAll(paged)).toEqual(readAll(plain));
+      expect(Buffer.from(paged.export()).equals(Buffer.from(plain.export()))).toBe(true);
+      expect(queryScalar(paged, 'PRAGMA integrity_check')).toBe('ok');
+      const stats = contents.cacheStats;
+      expect(stats.reloads).toBeGreaterThan(10);
+      if (copyFile.includes('no such folder')) {
+        expect(stats.copyReads).toBe(0);
+        expect(stats.copiedChunks).toBe(0);
+      } else {
+        expect(stats.copiedChunks).toBeGreaterThan(3);
+        expect(stats.copyReads).toBeGreaterThan(10);
+        expect(fs.existsSync(copyFile)).toBe(true);
+      }
+      paged.close();
+      contents.close();
+      expect(fs.existsSync(copyFile)).toBe(false);
+      plain.close();
+    }
+  });
+
   it('a store opens a version 3 snapshot lazily, checkpoints only what changed, and reopens to the same data', async () => {
     const { home, database, rows } = await sampleStore();
     const file = path.join(home, 'store.sqlite');

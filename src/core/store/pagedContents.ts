@@ -251,7 +251,8 @@ export class PagedContents {
       const oldest = this.copyOf.keys().next().value as number;
       this.dropCopy(oldest);
     }
-    const slot = copies.put(chunk.subarray(0, this.frame.rawLength(i)));
+    // The whole chunk, zeros past the file's end included: a file grown since reads it at full length.
+    const slot = copies.put(chunk);
     if (slot !== undefined) this.copyOf.set(i, slot);
   }
 
@@ -272,7 +273,9 @@ export class PagedContents {
   private loadCopy(i: number, slot: number): Buffer | undefined {
     const into = this.slotFor(i);
     try {
-      const data = this.placed(into, (this.copies as ChunkSpill).read(slot, this.frame.rawLength(i), into));
+      // Making room may have dropped this very copy to keep another's (keepCopy).
+      if (this.copyOf.get(i) !== slot) throw new Error('the copy made room for another');
+      const data = this.placed(into, (this.copies as ChunkSpill).read(slot, this.chunkBytes, into));
       this.copyOf.delete(i);
       this.copyOf.set(i, slot);
       this.reloads++;
