@@ -6,7 +6,7 @@ import { RETURNING_MALLOC_ENV } from '../core/store/memoryBudget';
  * `recollect import` started from a shell: the one bulk write a person runs by hand, and the
  * process whose peak malloc's default behaviour decides (memoryBudget.ts RETURNING_MALLOC_ENV).
  * The setting only takes effect at a process's start, so the command runs again in a child that
- * has it, and this process only waits (about 40 MB for the length of the import). Long-lived
+ * has it, and this process only waits (a bare Node process, for the length of the import). Long-lived
  * commands are not relaunched: their launchers set it (the MCP configs Recollect writes).
  */
 export function relaunchesForMalloc(command: string | undefined, platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): boolean {

@@ -35,9 +35,8 @@ export const BUDGET_ENV = 'RECOLLECT_MEMORY_BUDGET_MB';
  * The environment of a Recollect process this project starts itself (a compaction child, the MCP
  * server a client is told to start): glibc's malloc then maps every block over 128 KB on its own
  * and returns it when freed, instead of raising that threshold as blocks come and go and keeping
- * freed memory resident in its heaps (docs/performance.md, IMPORTMEM: an import's peak 536-567 MB
- * without it, 433 MB with it). It must be set before the process starts; other C libraries
- * ignore it.
+ * freed memory resident in its heaps (docs/performance.md, MALLOCMEM). It must be set before the
+ * process starts; other C libraries ignore it.
  */
 export const RETURNING_MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
 
