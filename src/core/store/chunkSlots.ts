@@ -4,7 +4,7 @@
  * chunk-sized buffers have come and gone, every new chunk buffer lands in the brk heap among the
  * process's small allocations, and when the cache drops chunks their memory is free but not
  * returned to the kernel: the process keeps both the chunks it dropped and whatever took their
- * share (docs/performance.md, IMPORTMEM). A slab larger than the threshold's ceiling is always a
+ * share (docs/performance.md, MALLOCMEM). A slab larger than the threshold's ceiling is always a
  * mapping of its own, which goes back to the kernel as a whole when it is freed; so the chunk
  * cache cuts its buffers out of such slabs, reuses their slots, and gives an emptied slab back.
  */
