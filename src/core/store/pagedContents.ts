@@ -1,3 +1,4 @@
+import { ChunkCopies } from './chunkCopies';
 import { ChunkReader, type ChunkResult } from './chunkReader';
 import { ChunkEviction } from './chunkEviction';
 import { ChunkSlots } from './chunkSlots';
@@ -15,12 +16,6 @@ const DAMAGED_READ = 9;
 const HOT_RECORDED = 256;
 /** SQLite never reads or writes more than one page (at most 64 KB) of the main database at once. */
 const MAX_PAGE = 65536;
-/**
- * The most bytes of uncompressed copies of dropped clean chunks kept on disk (`copies` below).
- * They are file pages, not this process's memory: the kernel keeps the ones read often cached
- * and drops the others.
- */
-const COPY_BYTES = 256 * 1024 * 1024;
 
 /**
  * The error Emscripten's system-call layer recognizes (by `name`) and turns into an errno for
@@ -118,12 +113,8 @@ export class PagedContents {
   /** A written chunk's slot in the spill, while the slot holds its current bytes: such a chunk can be evicted and loaded again from there. */
   private readonly slotOf = new Map<number, number>();
   private readonly spill: ChunkSpill | undefined;
-  /** Uncompressed copies of clean chunks the cache dropped (`keepCopy`), by chunk, oldest read first. */
-  private readonly copies: ChunkSpill | undefined;
-  private readonly copyOf = new Map<number, number>();
-  private readonly copyLimit: number;
-  /** Reloads served by a copy instead of a decompression. */
-  private copyReads = 0;
+  /** Uncompressed copies of clean chunks the cache dropped (chunkCopies.ts). */
+  private readonly copies: ChunkCopies | undefined;
   /** The read-ahead's worker while it runs; a query needing a chunk first takes what it finished. */
   private reader: ChunkReader | undefined;
   /** Chunks a query had to decompress itself, on the main thread, because no read-ahead had them yet. */
@@ -150,12 +141,11 @@ export class PagedContents {
     private cacheBytes = Infinity,
     /** Where written chunks go to leave memory before a checkpoint (chunkSpill.ts); without one they stay until a checkpoint. */
     spillFile?: string,
-    /** Where uncompressed copies of dropped clean chunks go (`keepCopy`); without one a reload decompresses. */
+    /** Where uncompressed copies of dropped clean chunks go (chunkCopies.ts); without one a reload decompresses. */
     copyFile?: string,
   ) {
     this.spill = spillFile ? new ChunkSpill(spillFile, frame.chunkBytes) : undefined;
-    this.copies = copyFile ? new ChunkSpill(copyFile, frame.chunkBytes) : undefined;
-    this.copyLimit = Math.floor(COPY_BYTES / frame.chunkBytes);
+    this.copies = copyFile ? new ChunkCopies(copyFile, frame.chunkBytes) : undefined;
     this.size = frame.size;
     this.asked = new Uint8Array(frame.count);
     this.eviction = new ChunkEviction(cacheBytes / frame.chunkBytes);
@@ -197,8 +187,8 @@ export class PagedContents {
       cacheBytes: this.cacheBytes,
       evictions: this.evictions,
       reloads: this.reloads,
-      copiedChunks: this.copyOf.size,
-      copyReads: this.copyReads,
+      copiedChunks: this.copies?.size ?? 0,
+      copyReads: this.copies?.reads ?? 0,
     };
   }
 
@@ -218,7 +208,7 @@ export class PagedContents {
     const slot = chunk && this.spill?.put(chunk);
     if (slot === undefined) {
       // A full disk: the copies' space goes back first, for the journal and the checkpoint that must now follow.
-      if (this.spill?.failed) this.dropEveryCopy();
+      if (this.spill?.failed) this.copies?.dropAll();
       return false;
     }
     this.slotOf.set(i, slot);
@@ -236,57 +226,26 @@ export class PagedContents {
     return this.slotOf.has(i) || (!this.dirty.has(i) && i < this.frame.count);
   }
 
-  /**
-   * Keeps an uncompressed copy of clean chunk i, which the cache is dropping, in the copies file:
-   * loading it again is then a read instead of a decompression. Once the file holds COPY_BYTES, a
-   * chunk dropped for the second time takes the place of the copy read least recently, so a
-   * single scan of the database does not wash out the chunks queries come back to. A copy that
-   * cannot be written is simply not kept.
-   */
+  /** A clean chunk the cache drops leaves a copy (chunkCopies.ts); none once the spill failed, since a full disk needs the space. */
   private keepCopy(i: number, chunk: Buffer): void {
-    const copies = this.copies;
-    if (!copies || copies.failed || this.spill?.failed || this.copyOf.has(i) || this.dirty.has(i) || i >= this.frame.count) return;
-    if (this.copyOf.size >= this.copyLimit) {
-      if (!this.evicted[i]) return;
-      const oldest = this.copyOf.keys().next().value as number;
-      this.dropCopy(oldest);
-    }
-    // The whole chunk, zeros past the file's end included: a file grown since reads it at full length.
-    const slot = copies.put(chunk);
-    if (slot !== undefined) this.copyOf.set(i, slot);
+    if (this.copies && !this.spill?.failed && !this.dirty.has(i) && i < this.frame.count) this.copies.keep(i, chunk, this.evicted[i] === 1);
   }
 
-  /** Chunk i's copy no longer holds its bytes (it was written) or makes room for another. */
-  private dropCopy(i: number): void {
-    const slot = this.copyOf.get(i);
-    if (slot === undefined) return;
-    this.copyOf.delete(i);
-    this.copies?.release(slot);
-  }
-
-  private dropEveryCopy(): void {
-    this.copyOf.clear();
-    this.copies?.close();
-  }
-
-  /** A clean chunk dropped earlier, from its copy (then the most recently read); undefined when the copy cannot be read, and the snapshot serves it. */
-  private loadCopy(i: number, slot: number): Buffer | undefined {
+  /**
+   * A clean chunk dropped earlier, from its copy; undefined when it has none any more (making
+   * room may have dropped it) or it cannot be read, and the snapshot serves it.
+   */
+  private loadCopy(i: number, copies: ChunkCopies): Buffer | undefined {
     const into = this.slotFor(i);
-    try {
-      // Making room may have dropped this very copy to keep another's (keepCopy).
-      if (this.copyOf.get(i) !== slot) throw new Error('the copy made room for another');
-      const data = this.placed(into, (this.copies as ChunkSpill).read(slot, this.chunkBytes, into));
-      this.copyOf.delete(i);
-      this.copyOf.set(i, slot);
-      this.reloads++;
-      this.copyReads++;
-      this.insert(i, data);
-      return data;
-    } catch {
+    const bytes = copies.read(i, into);
+    if (!bytes) {
       this.slots.give(into);
-      this.dropCopy(i);
       return undefined;
     }
+    this.reloads++;
+    const data = this.placed(into, bytes);
+    this.insert(i, data);
+    return data;
   }
 
   /** Why the spill file could not be written, once that happened. */
@@ -402,7 +361,7 @@ export class PagedContents {
       this.dirty.add(i);
       this.unsaved.add(i);
       this.dropSlot(i);
-      this.dropCopy(i);
+      this.copies?.drop(i);
       done += n;
     }
     this.size = Math.max(this.size, position + bytes.length);
@@ -421,8 +380,7 @@ export class PagedContents {
     }
     const slot = this.slotOf.get(i);
     if (slot !== undefined) return this.loadSpilled(i, slot);
-    const copy = this.copyOf.get(i);
-    const copied = copy !== undefined && !this.damage ? this.loadCopy(i, copy) : undefined;
+    const copied = this.copies?.has(i) && !this.damage ? this.loadCopy(i, this.copies) : undefined;
     if (copied) return copied;
     if (this.reader && (this.versions[i] ?? 0) === 0) {
       this.reader.drain();
