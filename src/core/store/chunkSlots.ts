@@ -10,7 +10,7 @@
  */
 const SLAB_MIN_BYTES = 32 * 1024 * 1024;
 
-interface Slab {
+export interface Slab {
   buffer: ArrayBuffer;
   /** Slot numbers not handed out, the lowest last (taken first: `pop`). */
   free: number[];
@@ -43,10 +43,13 @@ export class ChunkSlots {
     return n;
   }
 
-  /** A slot, from the fullest slab that has one free, so that the emptiest ones can empty out. Its bytes are whatever its last holder left. */
-  take(): Buffer {
+  /**
+   * A slot, from the fullest slab that has one free (never `avoid`, the slab `compact` empties), so
+   * that the emptiest ones can empty out. Its bytes are whatever its last holder left.
+   */
+  take(avoid?: Slab): Buffer {
     let best: Slab | undefined;
-    for (const s of this.slabs) if (s.free.length > 0 && (!best || s.used > best.used)) best = s;
+    for (const s of this.slabs) if (s !== avoid && s.free.length > 0 && (!best || s.used > best.used)) best = s;
     const slab = best ?? this.newSlab();
     const slot = slab.free.pop() as number;
     slab.used++;
@@ -77,21 +80,12 @@ export class ChunkSlots {
       for (let i = 0; i < held.length; i++) {
         const b = held[i];
         if (!b || b.buffer !== emptiest.buffer) continue;
-        const to = this.takeOutside(emptiest);
+        const to = this.take(emptiest);
         to.set(b);
         held[i] = to;
         this.give(b);
       }
     }
-  }
-
-  private takeOutside(avoid: Slab): Buffer {
-    let best: Slab | undefined;
-    for (const s of this.slabs) if (s !== avoid && s.free.length > 0 && (!best || s.used > best.used)) best = s;
-    if (!best) throw new Error('no free slot outside the slab being emptied');
-    const slot = best.free.pop() as number;
-    best.used++;
-    return Buffer.from(best.buffer, slot * this.chunkBytes, this.chunkBytes);
   }
 
   private newSlab(): Slab {
