@@ -51,6 +51,11 @@ export class SignTable {
     return new Uint8Array(this.memory.buffer, SIGNS_AT + at * this.stride, this.stride).slice();
   }
 
+  /** Every vector's packed signs, slot `i` at `i × stride`: a view, valid until the table grows. */
+  get all(): Uint8Array {
+    return new Uint8Array(this.memory.buffer, SIGNS_AT, this.capacity * this.stride);
+  }
+
   /** Vectors' signs as `packed` gives them, back to back, into slots `at` on (room made by `reserve`). */
   load(at: number, packed: Uint8Array): void {
     new Uint8Array(this.memory.buffer, SIGNS_AT + at * this.stride, packed.byteLength).set(packed);

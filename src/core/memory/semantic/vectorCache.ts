@@ -5,6 +5,7 @@ import { KeySlots } from './keySlots';
 import { SignTable } from './signTable';
 import { bytesPerVector, unit } from './vectorCodec';
 import { VectorRecords } from './vectorRecords';
+import { bestByWeightedSigns, byteSums } from './weightedSigns';
 
 /**
  * One model's vectors of one corpus. Memory holds which slot holds which key, and the signs the
@@ -42,12 +43,17 @@ interface Loaded {
 }
 
 /**
- * Past this many vectors a ranking first compares signs (Hamming distance, 16 words for 512 dimensions
- * vector), then scores only the nearest `RESCORE` by their bytes: the full byte scan of 70,000
- * vectors takes ~100 ms here, the sign pass a few.
+ * Past this many vectors a ranking first compares signs, then scores only the nearest by their
+ * bytes: the full byte scan of 70,000 vectors takes ~100 ms here, the passes by sign a few. The
+ * first pass by sign (Hamming distance, 16 words for 512 dimensions) keeps WIDEN times as many
+ * as are rescored; the second (weighted signs) picks those. At least `RESCORE` are rescored, and
+ * RESCORE_PER_WANTED for each one the caller wants. The bench's "ranked vs an exact scan" line
+ * is the measure these were set by (docs/performance.md).
  */
 export const COARSE_FROM = 4_000;
 export const RESCORE = 1_000;
+const RESCORE_PER_WANTED = 3;
+const WIDEN = 3;
 
 /** Signs a corpus keeps in memory (16 MB at 512 dimensions); past this many they are paged from their file. */
 export const RESIDENT_SIGNS = 262_144;
@@ -94,7 +100,7 @@ export class VectorCache {
 
   /**
    * Keys in order of similarity to `query` (cosine, best first; ties by key): every vector when
-   * there are few, else the nearest by sign, at least `max(rescore, 4 × want)` of them, each
+   * there are few, else the nearest by sign, at least `max(rescore, 3 × want)` of them, each
    * scored exactly by its bytes. The caller walks the list until it has what it needs, so a
    * filter that drops many (superseded facts, another scope) costs no second ranking.
    */
@@ -103,8 +109,8 @@ export class VectorCache {
     if (!m || !m.records || m.dims !== query.length || want <= 0) return [];
     const q = unit(query);
     const n = m.slots.count;
-    const pool = Math.max(this.ranking.rescore, want * 4);
-    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySign(m, q, pool, this.signBlock) : everyIndex(n);
+    const pool = Math.max(this.ranking.rescore, want * RESCORE_PER_WANTED);
+    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySigns(m, q, pool, this.signBlock) : everyIndex(n);
     const layout = layoutOf(m.dims);
     const bytes = m.records.read(candidates);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -305,8 +311,17 @@ function score(codes: Int8Array, at: number, dims: number, q: Float32Array): num
   return dot;
 }
 
+/** The `pool` vectors nearest by their signs: the nearest WIDEN × `pool` by distance, then the best `pool` of those by weighted signs (weightedSigns.ts). */
+function nearestBySigns(m: Loaded, q: Float32Array, pool: number, block: number): Uint32Array {
+  const wide = nearestByHamming(m, q, pool * WIDEN, block);
+  if (wide.length <= pool) return wide;
+  const table = m.signs as SignTable;
+  const sums = byteSums(q, table.stride);
+  return m.paged ? bestByWeightedSigns(sums, table.stride, wide, pool, (m.signFile as VectorRecords).read(wide), true) : bestByWeightedSigns(sums, table.stride, wide, pool, table.all, false);
+}
+
 /** The `pool` vectors whose signs differ from the query's in the fewest dimensions (a histogram over distances, so linear). */
-function nearestBySign(m: Loaded, q: Float32Array, pool: number, block: number): Uint32Array {
+function nearestByHamming(m: Loaded, q: Float32Array, pool: number, block: number): Uint32Array {
   const n = m.slots.count;
   const dist = m.paged ? pagedDistances(m, q, n, block) : (m.signs as SignTable).distances(q, n);
   const histogram = new Uint32Array(m.dims + 1);
