@@ -45,6 +45,8 @@ const output = z.object({
       unsaved_mb: z.number(),
       spills: z.number(),
       spill_file_mb: z.number(),
+      copies_mb: z.number(),
+      copy_reloads: z.number(),
       evictions: z.number(),
       reloads: z.number(),
       pressure_checkpoints: z.number(),
