@@ -48,7 +48,7 @@ export class DatabaseFile {
     }
     const { frame, first } = opened.paged;
     const paged = new PagedContents(frame, onDamage, first, cacheBytes, tempBeside(file), tempBeside(file));
-    paged.preferChunks(readHotChunks(file, frame.chunkBytes, frame.count));
+    paged.readOrder.prefer(readHotChunks(file, frame.chunkBytes, frame.count));
     return new DatabaseFile(file, paged, opened);
   }
 
@@ -161,8 +161,8 @@ export class DatabaseFile {
   /** Records the chunks SQLite asked for first as the next open's hint, while the contents still read the file at `file`. */
   private saveHint(): void {
     const p = this.paged;
-    if (!this.recordHint || !p || p.detached || p.damage || p.firstAsked.length === 0 || !p.readsFrom(this.file)) return;
-    writeHotChunks(this.file, p.chunkBytes, p.snapshotChunks, p.nextHint());
+    if (!this.recordHint || !p || p.detached || p.damage || p.readOrder.firstAsked.length === 0 || !p.readsFrom(this.file)) return;
+    writeHotChunks(this.file, p.chunkBytes, p.snapshotChunks, p.readOrder.nextHint());
   }
 
   /** Between two operations: takes what the read-ahead finished meanwhile, a little at a time (pagedContents.ts). */

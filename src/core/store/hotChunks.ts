@@ -69,3 +69,66 @@ export function writeHotChunks(snapshotFile: string, chunkBytes: number, count: 
     }
   }
 }
+
+/** How many of the first chunks SQLite asks for are recorded as the next open's hint. */
+const HOT_RECORDED = 256;
+
+/**
+ * One open's side of the hint: it records the first chunks SQLite asks for, and orders the
+ * chunks the read-ahead decompresses, the earlier process's hint first.
+ */
+export class ReadOrder {
+  /** The first chunks SQLite asked for, in that order. */
+  readonly firstAsked: number[] = [];
+  private readonly asked: Uint8Array;
+  /** Chunks the read-ahead does first (the hint an earlier process wrote). */
+  private hot: readonly number[] = [];
+
+  constructor(count: number) {
+    this.asked = new Uint8Array(count);
+  }
+
+  /** SQLite asked for chunk i (past the snapshot's chunks nothing is recorded: there is nothing to read ahead there). */
+  asking(i: number): void {
+    if (this.asked[i] !== 0) return;
+    this.asked[i] = 1;
+    if (this.firstAsked.length < HOT_RECORDED) this.firstAsked.push(i);
+  }
+
+  /** Which chunks the read-ahead does first; set before it starts. */
+  prefer(hot: readonly number[]): void {
+    this.hot = hot;
+  }
+
+  /**
+   * The chunks of `count` not `held`, in the order the read-ahead takes them: the hinted ones
+   * first (what an earlier process's first queries asked for, so this one's find them ready),
+   * then the rest from the end: a query scanning a table reads forward from its early pages, so
+   * the two meet in the middle instead of decompressing the same chunks twice. No more than
+   * `room`: a read-ahead past the cache would only evict what it read first.
+   */
+  order(count: number, held: (i: number) => boolean, room: number): number[] {
+    const queued = new Uint8Array(count);
+    const order: number[] = [];
+    const add = (i: number) => {
+      if (Number.isInteger(i) && i >= 0 && i < count && queued[i] === 0 && !held(i)) {
+        queued[i] = 1;
+        order.push(i);
+      }
+    };
+    for (const i of this.hot) add(i);
+    for (let i = count - 1; i >= 0; i--) add(i);
+    return order.length > room ? order.slice(0, room) : order;
+  }
+
+  /**
+   * The next open's hint: the chunks this process asked for first, then the earlier hint's others,
+   * so a process that asked for little (one that opened and closed without a search) does not
+   * wipe what the ones before it learned.
+   */
+  nextHint(): number[] {
+    const out = [...this.firstAsked];
+    for (const i of this.hot) if (out.length < HOT_RECORDED && this.asked[i] === 0) out.push(i);
+    return out;
+  }
+}

@@ -4,6 +4,7 @@ import { ChunkEviction } from './chunkEviction';
 import { ChunkSlots } from './chunkSlots';
 import { ChunkSpill } from './chunkSpill';
 import type { PagedFrame } from './pagedFrame';
+import { ReadOrder } from './hotChunks';
 
 /**
  * The errno a damaged chunk reports: Emscripten's EBADMSG (WASI numbering). SQLite's unix layer
@@ -12,8 +13,6 @@ import type { PagedFrame } from './pagedFrame';
  * SQLITE_IOERR_READ, "disk I/O error", which is what happened. Measured in pagedSnapshot.test.ts.
  */
 const DAMAGED_READ = 9;
-/** How many of the first chunks SQLite asks for are recorded as the next open's hint. */
-const HOT_RECORDED = 256;
 /** SQLite never reads or writes more than one page (at most 64 KB) of the main database at once. */
 const MAX_PAGE = 65536;
 
@@ -121,11 +120,8 @@ export class PagedContents {
   syncLoads = 0;
   /** Chunks the worker decompressed that this thread had loaded meanwhile (wasted work; the claims keep it at zero). */
   duplicateLoads = 0;
-  /** The first chunks SQLite asked for, in that order: the next open's read-ahead does these first (hotChunks.ts). */
-  readonly firstAsked: number[] = [];
-  private readonly asked: Uint8Array;
-  /** Chunks the read-ahead does first (a hint from an earlier process); only an order, every chunk is checked alike. */
-  private hot: readonly number[] = [];
+  /** The first chunks SQLite asked for, and the order the read-ahead takes (hotChunks.ts). */
+  readonly readOrder: ReadOrder;
 
   constructor(
     private frame: PagedFrame,
@@ -147,7 +143,7 @@ export class PagedContents {
     this.spill = spillFile ? new ChunkSpill(spillFile, frame.chunkBytes) : undefined;
     this.copies = copyFile ? new ChunkCopies(copyFile, frame.chunkBytes) : undefined;
     this.size = frame.size;
-    this.asked = new Uint8Array(frame.count);
+    this.readOrder = new ReadOrder(frame.count);
     this.eviction = new ChunkEviction(cacheBytes / frame.chunkBytes);
     this.slots = new ChunkSlots(frame.chunkBytes);
     if (first && first.length === frame.rawLength(0)) this.insert(0, this.placed(this.slotFor(0), first));
@@ -369,10 +365,7 @@ export class PagedContents {
 
   /** Chunk i at full chunk size, loaded from the snapshot (checked) or zeroed past its end. */
   private chunk(i: number): Buffer {
-    if (this.asked[i] === 0) {
-      this.asked[i] = 1;
-      if (this.firstAsked.length < HOT_RECORDED) this.firstAsked.push(i);
-    }
+    this.readOrder.asking(i);
     const have = this.chunks[i];
     if (have) {
       this.eviction.touched(i);
@@ -462,7 +455,7 @@ export class PagedContents {
    */
   async readAhead(wanted: () => boolean = () => true): Promise<void> {
     if (await this.readAheadInWorker(wanted)) return;
-    const order = this.readOrder();
+    const order = this.aheadOrder();
     for (let k = 0; k < order.length; k++) {
       const i = order[k] as number;
       if (!wanted() || this.damage || this.room === 0) return;
@@ -484,42 +477,9 @@ export class PagedContents {
     }
   }
 
-  /**
-   * The chunks not loaded yet, in the order the read-ahead takes them: the hinted ones first (what
-   * an earlier process's first queries asked for, so this one's find them ready), then the rest
-   * from the end: a query scanning a table reads forward from its early pages, so the two meet in
-   * the middle instead of decompressing the same chunks twice. No more than the cache has room
-   * for: a read-ahead past it would only evict what it read first.
-   */
-  private readOrder(): number[] {
-    const count = this.frame.count;
-    const queued = new Uint8Array(count);
-    const order: number[] = [];
-    const add = (i: number) => {
-      if (Number.isInteger(i) && i >= 0 && i < count && queued[i] === 0 && !this.chunks[i]) {
-        queued[i] = 1;
-        order.push(i);
-      }
-    };
-    for (const i of this.hot) add(i);
-    for (let i = count - 1; i >= 0; i--) add(i);
-    return order.length > this.room ? order.slice(0, this.room) : order;
-  }
-
-  /** Which chunks the read-ahead does first; set before it starts. Only an order: a wrong one costs time, never a byte. */
-  preferChunks(hot: readonly number[]): void {
-    this.hot = hot;
-  }
-
-  /**
-   * The next open's hint: the chunks this process asked for first, then the earlier hint's others,
-   * so a process that asked for little (one that opened and closed without a search) does not
-   * wipe what the ones before it learned.
-   */
-  nextHint(): number[] {
-    const out = [...this.firstAsked];
-    for (const i of this.hot) if (out.length < HOT_RECORDED && this.asked[i] === 0) out.push(i);
-    return out;
+  /** The chunks not loaded yet, in the order the read-ahead takes them (hotChunks.ts). */
+  private aheadOrder(): number[] {
+    return this.readOrder.order(this.frame.count, (i) => this.chunks[i] !== undefined, this.room);
   }
 
   /**
@@ -540,7 +500,7 @@ export class PagedContents {
   private async readAheadInWorker(wanted: () => boolean): Promise<boolean> {
     const frame = this.frame;
     const jobs = [];
-    for (const i of this.readOrder()) {
+    for (const i of this.aheadOrder()) {
       const e = frame.entries[i];
       if (e) jobs.push({ index: i, at: e.at, length: e.length, hash: e.hash, raw: frame.rawLength(i) });
     }
