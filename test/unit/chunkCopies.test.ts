@@ -35,6 +35,15 @@ describe('chunk copies', () => {
     copies.close();
   });
 
+  it('keep none on a disk with no room, even for chunks dropped again (told by the test)', () => {
+    const file = tempFile();
+    const copies = new ChunkCopies(file, CHUNK, () => 0);
+    for (let i = 0; i < 4; i++) copies.keep(i, chunkOf(i), true);
+    expect(copies.size).toBe(0);
+    expect(fs.existsSync(file) ? fs.statSync(file).size : 0).toBe(0);
+    copies.close();
+  });
+
   it('keep as many as a large disk allows, looking at its free space again as they grow', () => {
     let looks = 0;
     const copies = new ChunkCopies(tempFile(), CHUNK, () => (looks++, 2 ** 40));

@@ -85,7 +85,8 @@ export class ChunkCopies {
   keep(i: number, chunk: Buffer, droppedBefore: boolean): void {
     if (this.file.failed || this.slotOf.has(i)) return;
     if (!this.fits()) {
-      if (!droppedBefore) return;
+      // A disk with no room at all holds no copy to replace.
+      if (!droppedBefore || this.slotOf.size === 0) return;
       this.drop(this.slotOf.keys().next().value as number);
     }
     const slot = this.file.put(chunk);
