@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SignTable } from '../../src/core/memory/semantic/signTable';
+import { generator } from './helpers/fixedSequence';
 
-/** A fixed sequence, so a failure names the same vectors every run. */
-function generator(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
-}
 
 /** The distance by definition: the dimensions where the code is positive and the query's is not, or the other way round. */
 function reference(codes: Int8Array, query: Float32Array): number {

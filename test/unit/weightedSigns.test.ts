@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SignTable } from '../../src/core/memory/semantic/signTable';
 import { bestByWeightedSigns, byteSums } from '../../src/core/memory/semantic/weightedSigns';
+import { generator } from './helpers/fixedSequence';
 
-/** A fixed sequence, so a failure names the same vectors every run. */
-function generator(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
-}
 
 /** The score by definition: the query's values summed over the dimensions where the code is positive. */
 function reference(codes: Int8Array, query: Float32Array): number {
