@@ -35,8 +35,8 @@ export interface VectorFigures {
   /** Bytes of the database before any vector was added, for scale. */
   storeDbBytes: number;
   mixMs: number;
-  /** Whether the bundled model's worker ran the graph by its plan (embedWorker.ts). */
-  planned: boolean | undefined;
+  /** Whether the bundled model's products ran as wasm SIMD (denseKernel.ts). */
+  simd: boolean | undefined;
 }
 
 const MIX_BATCH = 1_000;
@@ -56,7 +56,7 @@ export async function addBenchVectors(s: Services, wasm: string, sampleSize: num
 
   const embedder = new LocalEmbedder(bundledModel(path.dirname(wasm)));
   let embedMs: number;
-  let planned: boolean | undefined;
+  let simd: boolean | undefined;
   try {
     await embedder.embed(['load the model before timing'], 120_000);
     const t0 = nowMs();
@@ -66,7 +66,7 @@ export async function addBenchVectors(s: Services, wasm: string, sampleSize: num
       await store(s, model, batch, encodeVectors(vectors, vectors[0]?.length ?? 0), vectors[0]?.length ?? 0, true);
     }
     embedMs = nowMs() - t0;
-    planned = embedder.planned;
+    simd = embedder.simd;
   } finally {
     embedder.close();
   }
@@ -106,7 +106,7 @@ export async function addBenchVectors(s: Services, wasm: string, sampleSize: num
     total: sample.length + rest.length,
     storeDbBytes: before.db,
     mixMs: nowMs() - t1,
-    planned,
+    simd,
   };
 }
 

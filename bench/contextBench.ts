@@ -280,7 +280,7 @@ function printVectors(v: VectorFigures | undefined): void {
   const perVector = (v.blobBytes + v.journalBytes + v.dbBytes) / v.sample;
   result('  all vectors of this store, against its database', `${((perVector * v.total) / 1048576).toFixed(1)} MB / ${(v.storeDbBytes / 1048576).toFixed(1)} MB`);
   note(`the mixed vectors took ${ms(v.mixMs)} to store (one transaction, no journal lines).`);
-  note(`the model's graph ran ${v.planned ? 'by its plan (execute, its Where steps computed beside it)' : 'with executeAsync'}; the pass by sign ran as ${new SignTable(512).simd ? 'wasm SIMD' : 'a JavaScript loop'}.`);
+  note(`the model's products ran as ${v.simd ? 'wasm SIMD' : 'a JavaScript loop'}; the pass by sign ran as ${new SignTable(512).simd ? 'wasm SIMD' : 'a JavaScript loop'}.`);
 }
 
 /**

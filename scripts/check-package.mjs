@@ -9,7 +9,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const vsix = path.join(root, 'recollect.vsix');
 execFileSync('npx', ['vsce', 'package', '--no-dependencies', '--allow-missing-repository', '--out', vsix], { cwd: root, stdio: 'inherit' });
 const listing = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n').filter(Boolean);
-// The bundled embedding model: its worker, TensorFlow.js's wasm backend, and every file the build copied from the model's package.
+// The bundled embedding model: its worker and every file the build copied from the model's package.
 const modelFiles = fs.readdirSync(path.join(root, 'dist/use-lite')).map((f) => `extension/dist/use-lite/${f}`);
 if (!modelFiles.some((f) => f.endsWith('/model.json')) || !modelFiles.some((f) => f.endsWith('/vocab.json')) || !modelFiles.some((f) => f.includes('group1-shard'))) {
   console.error(`dist/use-lite lacks the model's files: ${JSON.stringify(modelFiles)}`);
@@ -17,7 +17,7 @@ if (!modelFiles.some((f) => f.endsWith('/model.json')) || !modelFiles.some((f) =
 }
 const must = [
   'extension/package.json', 'extension/dist/extension.js', 'extension/dist/cli.js', 'extension/dist/cliMain.js', 'extension/dist/server.js', 'extension/dist/compactWorker.js', 'extension/dist/readWorker.js', 'extension/dist/sql-wasm.wasm', 'extension/dist/re2.wasm',
-  'extension/dist/embedWorker.js', 'extension/dist/tfjs-backend-wasm.wasm', 'extension/dist/tfjs-backend-wasm-simd.wasm', ...modelFiles,
+  'extension/dist/embedWorker.js', ...modelFiles,
 ];
 const missing = must.filter((f) => !listing.includes(f));
 const leaked = listing.filter((f) => /^extension\/(src|test|bench|scripts|node_modules)\//.test(f) || f.endsWith('.map'));

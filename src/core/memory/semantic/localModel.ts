@@ -17,22 +17,20 @@ export interface LocalModelConfig {
     workerPath: string;
     /** model.json, its shards and vocab.json. */
     modelDir: string;
-    /** TensorFlow.js's wasm binaries. */
-    wasmDir: string;
     /** How long the thread waits with nothing to do before it stops (MODEL_IDLE_MS; tests shorten it). */
     idleMs?: number;
   };
 }
 
-/** Where the build puts the worker, the model and the wasm: beside the bundles in `distDir`. */
+/** Where the build puts the worker and the model: beside the bundles in `distDir`. */
 export function bundledModel(distDir: string): LocalModelConfig {
-  return { local: { workerPath: path.join(distDir, 'embedWorker.js'), modelDir: path.join(distDir, 'use-lite'), wasmDir: distDir } };
+  return { local: { workerPath: path.join(distDir, 'embedWorker.js'), modelDir: path.join(distDir, 'use-lite') } };
 }
 
 /** Why the bundled model cannot run from `config`, or undefined when its files are all there. */
 export function localModelMissing(config: LocalModelConfig): string | undefined {
-  const { workerPath, modelDir, wasmDir } = config.local;
-  const need = [workerPath, path.join(modelDir, 'model.json'), path.join(modelDir, 'vocab.json'), path.join(wasmDir, 'tfjs-backend-wasm-simd.wasm')];
+  const { workerPath, modelDir } = config.local;
+  const need = [workerPath, path.join(modelDir, 'model.json'), path.join(modelDir, 'vocab.json')];
   const absent = need.filter((f) => !fs.existsSync(f));
   return absent.length ? `the bundled embedding model is not installed (${absent.map((f) => path.basename(f)).join(', ')} not found under ${path.dirname(workerPath)})` : undefined;
 }
@@ -97,8 +95,8 @@ export class LocalEmbedder implements Embedder {
   private failed: { at: number; error: string } | undefined;
   /** How long the last start took to load the model (ms), for memory_status. */
   loadMs: number | undefined;
-  /** Whether the worker runs the graph by its plan (`execute`) rather than `executeAsync` (embedWorker.ts); the bench prints it. */
-  planned: boolean | undefined;
+  /** Whether the worker's products run as wasm SIMD (denseKernel.ts); the bench prints it. */
+  simd: boolean | undefined;
   /** Whether the model has loaded in the running worker. */
   private ready = false;
   /** Times the worker was stopped for being idle (started again by the next embed). */
@@ -214,7 +212,7 @@ export class LocalEmbedder implements Embedder {
   private start(): Worker | undefined {
     if (this.worker) return this.worker;
     if (this.failed && performance.now() - this.failed.at < RETRY_MS) return undefined;
-    const data: EmbedWorkerData = { modelDir: this.config.local.modelDir, wasmDir: this.config.local.wasmDir };
+    const data: EmbedWorkerData = { modelDir: this.config.local.modelDir };
     let worker: Worker;
     try {
       worker = new Worker(this.config.local.workerPath, { workerData: data, resourceLimits: WORKER_LIMITS });
@@ -236,7 +234,7 @@ export class LocalEmbedder implements Embedder {
     if ('ready' in msg) {
       if (msg.ready) {
         this.loadMs = msg.loadMs;
-        this.planned = msg.planned;
+        this.simd = msg.simd;
         this.ready = true;
       }
       else this.onExit(`the bundled embedding model could not load: ${msg.error}`);
