@@ -1,3 +1,4 @@
+import { leb, wasmFunction } from './wasmBytes';
 /**
  * y = x · W + b for the bundled model's layers, as a WebAssembly SIMD function written out as
  * bytes (like signTable.ts's: a toolchain would be the larger part). The model's cost is almost
@@ -111,38 +112,5 @@ function simdDense(memory: WebAssembly.Memory): SimdDense | undefined {
     0x0b,
     0x0b,
   ];
-  const body = [2, 7, 0x7f, 11, 0x7b, ...code];
-  const bytes = new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [1, 0x60, 8, ...new Array<number>(8).fill(0x7f), 0]),
-    ...section(2, [1, ...name('env'), ...name('memory'), 2, 0, 1]),
-    ...section(3, [1, 0]),
-    ...section(7, [1, ...name('dense'), 0, 0]),
-    ...section(10, [1, ...leb(body.length), ...body]),
-  ]);
-  try {
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
-    return instance.exports.dense as SimdDense;
-  } catch {
-    return undefined;
-  }
-}
-
-function leb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-}
-
-function section(id: number, bytes: number[]): number[] {
-  return [id, ...leb(bytes.length), ...bytes];
-}
-
-function name(s: string): number[] {
-  return [s.length, ...Array.from(s, (c) => c.charCodeAt(0))];
+  return wasmFunction<SimdDense>('dense', 8, [7, 0x7f, 11, 0x7b], code, memory);
 }

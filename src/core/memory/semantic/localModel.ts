@@ -47,27 +47,26 @@ const RETRY_MS = 60_000;
 /**
  * The worker stops once it has had nothing to do for this long (indexing done, no query), and
  * gives its memory back to the chunk cache; the next text to embed starts it again, and that
- * one waits for the model to load (one to three seconds). Five minutes, not one: a person
+ * one waits for the model to load (about a tenth of a second). Five minutes, not one: a person
  * reading a reply or an agent running a long build leaves minutes between tool calls, and each
  * of those pauses would otherwise make the next call wait for the load.
  */
 export const MODEL_IDLE_MS = 5 * 60_000;
 
 /**
- * The worker's own JS heap. TensorFlow.js keeps tensors in its wasm memory, so the heap holds
- * little but what a pass leaves behind; without a limit V8 lets that garbage grow by a hundred MB
- * before collecting it (measured with 1,200-character texts, 8 a pass: 298 MB peak for the
- * process unlimited, 229 MB with these).
+ * The worker's own JS heap. The weights live in array buffers and wasm memory, outside it, so the
+ * heap holds little but one text's activations; without a limit V8 would let that garbage grow
+ * long before collecting it.
  */
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 4 };
 
 /**
  * What the running model holds, counted in the process's memory budget (memoryBudget.ts): the
- * worker's heap, its copy of TensorFlow.js and the wasm memory with the weights and one pass's
- * activations (PASS in embedWorker.ts). Measured: about 160 MB in a process of its own, about
- * 190 MB more in `recollect mcp` with the model than without it.
+ * worker's heap, the packed weights in wasm memory, the embeddings table and one text's
+ * activations. Measured (docs/performance.md, OWNMODEL): a process's peak rises by about 71 MB
+ * while the model loads and indexes 1,200-character texts, and stays 48 MB above where it was.
  */
-export const MODEL_MEMORY_BYTES = 192 * 1024 * 1024;
+export const MODEL_MEMORY_BYTES = 80 * 1024 * 1024;
 
 interface Pending {
   texts: string[];

@@ -1,3 +1,4 @@
+import { wasmFunction } from './wasmBytes';
 /**
  * Every vector's signs (one bit a dimension), kept in a WebAssembly memory so that the first
  * pass of a ranking, the Hamming distance from the query's signs to every vector's, runs as
@@ -142,38 +143,5 @@ function simdKernel(memory: WebAssembly.Memory): ((n: number, chunks: number, fr
     0x0b,
     0x0b,
   ];
-  const body = [2, 3, 0x7f, 1, 0x7b, ...code];
-  const bytes = new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [1, 0x60, 4, 0x7f, 0x7f, 0x7f, 0x7f, 0]),
-    ...section(2, [1, ...name('env'), ...name('memory'), 2, 0, 1]),
-    ...section(3, [1, 0]),
-    ...section(7, [1, ...name('dist'), 0, 0]),
-    ...section(10, [1, ...leb(body.length), ...body]),
-  ]);
-  try {
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
-    return instance.exports.dist as (n: number, chunks: number, from: number, out: number) => void;
-  } catch {
-    return undefined;
-  }
-}
-
-function leb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-}
-
-function section(id: number, bytes: number[]): number[] {
-  return [id, ...leb(bytes.length), ...bytes];
-}
-
-function name(s: string): number[] {
-  return [s.length, ...Array.from(s, (c) => c.charCodeAt(0))];
+  return wasmFunction<(n: number, chunks: number, from: number, out: number) => void>('dist', 4, [3, 0x7f, 1, 0x7b], code, memory);
 }

@@ -80,15 +80,27 @@ export class UseLiteModel {
   static load(dir: string): UseLiteModel {
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'model.json'), 'utf8')) as Manifest;
     const tensors = new Map<string, { shape: number[]; values: Float32Array | Int32Array }>();
+    // Each group's shards read into one buffer, the tensors views of it: the load holds the file
+    // once; what outlives it is the packed products in wasm memory and a copy of the embeddings.
     for (const group of manifest.weightsManifest) {
-      const bytes = Buffer.concat(group.paths.map((p) => fs.readFileSync(path.join(dir, p))));
+      const bytes = new ArrayBuffer(group.paths.reduce((n, p) => n + fs.statSync(path.join(dir, p)).size, 0));
+      let filled = 0;
+      for (const p of group.paths) {
+        const fd = fs.openSync(path.join(dir, p), 'r');
+        try {
+          const size = fs.fstatSync(fd).size;
+          for (let got = 0; got < size; ) got += fs.readSync(fd, new Uint8Array(bytes, filled + got, size - got), 0, size - got, got);
+          filled += size;
+        } finally {
+          fs.closeSync(fd);
+        }
+      }
       let at = 0;
       for (const w of group.weights) {
         if (w.quantization) throw new Error(`${w.name} is quantized; this reader takes float32 and int32 only`);
         const count = w.shape.reduce((a, b) => a * b, 1);
-        const copy = new ArrayBuffer(count * 4);
-        new Uint8Array(copy).set(bytes.subarray(at, at + count * 4));
-        tensors.set(w.name, { shape: w.shape, values: w.dtype === 'int32' ? new Int32Array(copy) : new Float32Array(copy) });
+        if (at + count * 4 > bytes.byteLength) throw new Error(`the weight shards end before ${w.name}`);
+        tensors.set(w.name, { shape: w.shape, values: w.dtype === 'int32' ? new Int32Array(bytes, at, count) : new Float32Array(bytes, at, count) });
         at += count * 4;
       }
     }
@@ -117,7 +129,7 @@ export class UseLiteModel {
       const E = `${ENCODE}Layer_${i}/TransformerLayer/`;
       const M = `module/Encoder_en/KonaTransformer/Encode/Layer_${i}/TransformerLayer/MultiheadAttention/`;
       const heads = scalar(`${STACK}Layer_1/TransformerLayer/MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/2`);
-      const norm = (prefix: string, w: number): Norm => ({ scale: tensor(`${prefix}layer_norm_scale/ConcatPartitions/concat`, [w]), bias: tensor(`${prefix}layer_norm_bias/ConcatPartitions/concat`, [w]) });
+      const norm = (prefix: string, w: number): Norm => ({ scale: tensor(`${prefix}layer_norm_scale/ConcatPartitions/concat`, [w]).slice(), bias: tensor(`${prefix}layer_norm_bias/ConcatPartitions/concat`, [w]).slice() });
       return {
         heads,
         queryScale: scalar(`${L}MultiheadAttention/mul/y`),
@@ -156,8 +168,8 @@ export class UseLiteModel {
       denseKernel(memory),
       heap,
       scratch,
-      tensor('module/Embeddings_en'),
-      tensor(`${STACK}Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1`, [1, 128]),
+      tensor('module/Embeddings_en', [8002, 256]).slice(),
+      tensor(`${STACK}Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1`, [1, 128]).slice(),
       layers,
       pool,
     );
