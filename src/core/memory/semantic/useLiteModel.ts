@@ -128,6 +128,7 @@ export class UseLiteModel {
       const L = `${STACK}Layer_${i}/TransformerLayer/`;
       const E = `${ENCODE}Layer_${i}/TransformerLayer/`;
       const M = `module/Encoder_en/KonaTransformer/Encode/Layer_${i}/TransformerLayer/MultiheadAttention/`;
+      // Both layers split into the same number of heads; the graph keeps that constant once, under Layer_1.
       const heads = scalar(`${STACK}Layer_1/TransformerLayer/MultiheadAttention/split_heads/split_last_dimension/Reshape/shape/2`);
       const norm = (prefix: string, w: number): Norm => ({ scale: tensor(`${prefix}layer_norm_scale/ConcatPartitions/concat`, [w]).slice(), bias: tensor(`${prefix}layer_norm_bias/ConcatPartitions/concat`, [w]).slice() });
       return {
@@ -180,7 +181,7 @@ export class UseLiteModel {
     return this.embedTokens(this.tokenizer.encode(text));
   }
 
-  embedTokens(allTokens: readonly number[]): Float32Array {
+  private embedTokens(allTokens: readonly number[]): Float32Array {
     const tokens = allTokens.slice(0, MAX_TOKENS);
     const n = tokens.length;
     // The graph adds the embedding twice (once scattered, once with the timing signal) and the
