@@ -55,7 +55,7 @@ const MAX_TOKENS = 128;
 const NORM_EPSILON = 1e-6;
 /** The graph's floor under the squared length before it normalises the vector. */
 const LENGTH_FLOOR = 1e-12;
-/** The kernel's scratch: packed rows of the widest input, and two outputs of the widest layer. */
+/** The kernel's scratch is the packed rows of the widest input and one output of the widest layer. */
 const WIDEST = 1536;
 
 export class UseLiteModel {
@@ -119,10 +119,12 @@ export class UseLiteModel {
     if (Math.fround(scalar(`${STACK}Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/Cast/x`)) !== Math.fround(NORM_EPSILON)) throw new Error('the model normalises with another epsilon');
 
     // Every product's weights, packed for the kernel, in one wasm memory with its scratch.
-    const shapes: { name: string; bias: string; inDim: number; outDim: number }[] = [];
+    // Each product is placed once its memory exists; until then it is listed with its tensors' names.
+    const products: { d: Dense; name: string; bias: string }[] = [];
     const dense = (name: string, bias: string, inDim: number, outDim: number): Dense => {
-      shapes.push({ name, bias, inDim, outDim });
-      return { inDim, outDim, w: -1, b: -1 };
+      const d = { inDim, outDim, w: -1, b: -1 };
+      products.push({ d, name, bias });
+      return d;
     };
     const layer = (i: 0 | 1, width: number): Layer => {
       const L = `${STACK}Layer_${i}/TransformerLayer/`;
@@ -145,23 +147,22 @@ export class UseLiteModel {
     };
     const layers: [Layer, Layer] = [layer(0, 256), layer(1, 512)];
     const pool = dense(`${HIDDEN}weights`, `${HIDDEN}bias`, 512, 512);
-    const all = [layers[0].qkv, layers[0].output, layers[0].residual as Dense, layers[0].ffn1, layers[0].ffn2, layers[1].qkv, layers[1].output, layers[1].ffn1, layers[1].ffn2, pool];
-    const floats = shapes.reduce((n, s) => n + s.inDim * s.outDim + s.outDim, 0);
+    const floats = products.reduce((n, { d }) => n + d.inDim * d.outDim + d.outDim, 0);
     const rows = Math.ceil(MAX_TOKENS / ROWS) * ROWS;
     const scratchFloats = rows * WIDEST * 2;
     const memory = new WebAssembly.Memory({ initial: Math.ceil(((floats + scratchFloats) * 4) / 65536) });
     const heap = new Float32Array(memory.buffer);
     let at = 0;
-    shapes.forEach((s, i) => {
-      const d = all[i] as Dense;
-      const shape = s.name.endsWith('part_0') ? [1, 1, s.inDim, s.outDim] : [s.inDim, s.outDim];
-      packWeights(tensor(s.name, shape), s.inDim, s.outDim, heap, at);
+    for (const { d, name, bias } of products) {
+      // The attention's products are stored as 1×1 convolutions.
+      const shape = name.endsWith('part_0') ? [1, 1, d.inDim, d.outDim] : [d.inDim, d.outDim];
+      packWeights(tensor(name, shape), d.inDim, d.outDim, heap, at);
       d.w = at * 4;
-      at += s.inDim * s.outDim;
-      heap.set(tensor(s.bias, [s.outDim]), at);
+      at += d.inDim * d.outDim;
+      heap.set(tensor(bias, [d.outDim]), at);
       d.b = at * 4;
-      at += s.outDim;
-    });
+      at += d.outDim;
+    }
     const scratch = { x: at * 4, y: (at + rows * WIDEST) * 4 };
     const vocabulary = JSON.parse(fs.readFileSync(path.join(dir, 'vocab.json'), 'utf8')) as [string, number][];
     return new UseLiteModel(

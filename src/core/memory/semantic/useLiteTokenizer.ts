@@ -48,8 +48,8 @@ export class UseLiteTokenizer {
     // the shipped tokenizer, whose ties and zero scores this follows); word[e]: its last piece.
     const best = new Float64Array(n + 1);
     const word = new Int32Array(n + 1);
-    // Pieces grouped by where they end, in the order of their start, as the shipped tokenizer
-    // visits them: its ties (>=) go to the last visited.
+    // Pieces grouped by where they end, in the order of their start (the loop below adds them so),
+    // as the shipped tokenizer visits them: its ties (>=) go to the last visited.
     const ending: { start: number; id: number; length: number }[][] = Array.from({ length: n + 1 }, () => []);
     for (let i = 0; i < n; i++) {
       let node = this.root.next.get(symbols[i] as string);
@@ -64,8 +64,7 @@ export class UseLiteTokenizer {
       if (!found) ending[i + 1]?.push({ start: i, id: UNKNOWN, length: 1 });
     }
     for (let e = 0; e <= n; e++) {
-      const pieces = (ending[e] as { start: number; id: number; length: number }[]).sort((a, b) => a.start - b.start);
-      for (const p of pieces) {
+      for (const p of ending[e] as { start: number; id: number; length: number }[]) {
         const score = (p.id === UNKNOWN ? 0 : (this.scores[p.id] as number)) + (best[e - p.length] as number);
         if (best[e] === 0 || score >= (best[e] as number)) {
           best[e] = score;
