@@ -5,7 +5,7 @@ import { Rng } from '../../bench/rng';
 import { bulkLoad } from '../../bench/bulkLoad';
 import { readFixtures } from '../../bench/transcripts';
 import type { EmbeddingConfig } from '../../src/core/memory/semantic/embeddingClient';
-import { VectorCache } from '../../src/core/memory/semantic/vectorCache';
+import { COARSE_FROM, RESCORE, VectorCache } from '../../src/core/memory/semantic/vectorCache';
 import { decodeVector, unit } from '../../src/core/memory/semantic/vectorCodec';
 import { openServices, type Services } from '../../src/core/services';
 import { startEmbeddingsServer } from './helpers/embeddingsServer';
@@ -60,20 +60,26 @@ afterAll(async () => {
   await embeddings.close();
 });
 
-let stored: { key: string; codes: Int8Array; factor: number; signs: boolean[] }[] | undefined;
+let stored: { key: string; codes: Int8Array; factor: number; signs: boolean[]; large: boolean[] }[] | undefined;
 
 /** Every stored memory vector as the blobs hold it, and its signs (the store does not change after the set-up). */
 function storedVectors() {
   const rows = s.store.db.exec("SELECT key, blob, idx FROM embeddings WHERE corpus = 'memory'")[0]!.values;
   stored ??= rows.map(([key, blob, idx]) => {
     const v = decodeVector(s.store.blobs.get(String(blob))!, DIMS, Number(idx))!;
-    return { key: String(key), ...v, signs: signsOf(v.codes) };
+    return { key: String(key), ...v, signs: signsOf(v.codes), large: largeOf(v.codes) };
   });
   return stored;
 }
 
 function signsOf(x: ArrayLike<number>): boolean[] {
   return Array.from({ length: DIMS }, (_, d) => (x[d] as number) > 0);
+}
+
+/** Where a code's magnitude is above the vector's median magnitude. */
+function largeOf(codes: Int8Array): boolean[] {
+  const median = Array.from(codes, (c) => Math.abs(c)).sort((a, b) => a - b)[DIMS >> 1] as number;
+  return Array.from(codes, (c) => Math.abs(c) > median);
 }
 
 function cosineOf(v: { codes: Int8Array; factor: number }, q: Float32Array): number {
@@ -83,19 +89,19 @@ function cosineOf(v: { codes: Int8Array; factor: number }, q: Float32Array): num
 }
 
 /**
- * The ranking by its definition, from the stored bytes: the WIDEN × `pool` nearest by sign
- * (every vector tied at the cut distance included), of those the `pool` whose signs score
- * highest against the query's values (the query's values summed where the vector's sign is
- * positive), each of those scored exactly, best first, ties to the smaller key.
+ * The ranking by its definition, from the stored bytes: the 9 × `pool` nearest by sign (every
+ * vector tied at the cut distance included), of those the `pool` that score highest against the
+ * query's values at two bits a dimension (±1, or ±4 where the code's magnitude is above the
+ * vector's median), each of those scored exactly, best first, ties to the smaller key.
  */
 function signsThenExact(query: Float32Array, pool: number) {
   const q = unit(query);
   const all = storedVectors();
   const qb = signsOf(q);
   const dist = all.map((v) => v.signs.reduce((n, b, d) => n + (b !== qb[d] ? 1 : 0), 0));
-  const cut = [...dist].sort((a, b) => a - b)[Math.min(3 * pool, all.length) - 1] as number;
+  const cut = [...dist].sort((a, b) => a - b)[Math.min(9 * pool, all.length) - 1] as number;
   const wide = all.filter((_, i) => (dist[i] as number) <= cut);
-  const weighted = wide.map((v) => v.signs.reduce((s, b, d) => s + (b ? (q[d] as number) : 0), 0));
+  const weighted = wide.map((v) => v.signs.reduce((s, b, d) => s + (b ? 1 : -1) * (v.large[d] ? 4 : 1) * (q[d] as number), 0));
   // Ties (equal vectors) go to the earlier slot: the cache fills slots in the rows' order, as read here.
   const best = wide.map((_, i) => i).sort((a, b) => (weighted[b] as number) - (weighted[a] as number) || a - b);
   return byCosine(wide.length > pool ? best.slice(0, pool).map((i) => wide[i] as (typeof wide)[number]) : wide, q);
@@ -113,16 +119,17 @@ describe('the kept vectors', () => {
     s.semantic.rank(Float32Array.from(vectorOf(QUERIES[0]!)), { corpus: 'memory', k: 5 });
     const status = await call(s, 'memory_status', {});
     const held = ((status.memory as { reserved_mb?: Record<string, number> }).reserved_mb?.vectors ?? 0) * MB;
-    // The signs (64 bytes), a key's slot (4 + up to 16), each at most doubled by growth, and
-    // one wasm page and the first arrays' room: the vectors' own 516 bytes would be far over.
+    // The signs and the magnitude bits (64 bytes each), a key's slot (4 + up to 16), each at most
+    // doubled by growth, and one wasm page and the first arrays' room: the vectors' own 516
+    // bytes would be far over.
     expect(held).toBeGreaterThan(0);
-    expect(held).toBeLessThanOrEqual(count * 152 + 0.2 * MB);
+    expect(held).toBeLessThanOrEqual(count * 296 + 0.2 * MB);
     // Their bytes and keys are in a scratch file of this process, beside the store.
     const scratch = fs.readdirSync(home).filter((f) => f.startsWith(`vectors.tmp-${process.pid}-`));
-    // Records and signs, for the service's cache and for the test's.
+    // Records and bits (signs, then magnitude bits), for the service's cache and for the test's.
     expect(scratch).toHaveLength(4);
     for (const f of scratch.filter((name) => name.endsWith('memory'))) expect(fs.statSync(path.join(home, f)).size).toBeGreaterThanOrEqual(count * (4 + DIMS));
-    for (const f of scratch.filter((name) => name.endsWith('signs'))) expect(fs.statSync(path.join(home, f)).size).toBe(count * 64);
+    for (const f of scratch.filter((name) => name.endsWith('bits'))) expect(fs.statSync(path.join(home, f)).size).toBe(count * 128);
   });
 
   it('rank by the two passes by sign and exact rescoring, as defined', () => {
@@ -130,7 +137,7 @@ describe('the kept vectors', () => {
       const q = Float32Array.from(vectorOf(text));
       for (const want of [10, 64, 800]) {
         const got = cache.ordered(config.model, 'memory', q, want);
-        const pool = Math.max(1_000, 3 * want);
+        const pool = Math.max(RESCORE, want);
         expect(got.length).toBe(pool);
         expect(got).toEqual(signsThenExact(q, pool));
       }
@@ -153,7 +160,7 @@ describe('the kept vectors', () => {
   });
 
   it('page the signs past what a corpus keeps in memory, ranking the same', () => {
-    const paged = new VectorCache(s.store, { coarseFrom: 4_000, rescore: 1_000, residentSigns: 1_000 });
+    const paged = new VectorCache(s.store, { coarseFrom: COARSE_FROM, rescore: RESCORE, residentSigns: 1_000 });
     try {
       expect(paged.size(config.model, 'memory')).toBe(count);
       for (const text of QUERIES) {

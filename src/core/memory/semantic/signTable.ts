@@ -57,9 +57,15 @@ export class SignTable {
     return new Uint8Array(this.memory.buffer, SIGNS_AT, this.capacity * this.stride);
   }
 
-  /** Vectors' signs as `packed` gives them, back to back, into slots `at` on (room made by `reserve`). */
-  load(at: number, packed: Uint8Array): void {
-    new Uint8Array(this.memory.buffer, SIGNS_AT + at * this.stride, packed.byteLength).set(packed);
+  /**
+   * Vectors' signs as `packed` gives them, into slots `at` on (room made by `reserve`): one a
+   * `recordBytes` of `records`, each record starting with them.
+   */
+  load(at: number, records: Uint8Array, recordBytes = this.stride): void {
+    const count = Math.floor(records.byteLength / recordBytes);
+    const into = new Uint8Array(this.memory.buffer, SIGNS_AT + at * this.stride, count * this.stride);
+    if (recordBytes === this.stride) into.set(records.subarray(0, count * this.stride));
+    else for (let i = 0; i < count; i++) into.set(records.subarray(i * recordBytes, i * recordBytes + this.stride), i * this.stride);
   }
 
   /**

@@ -5,14 +5,15 @@ import { KeySlots } from './keySlots';
 import { SignTable } from './signTable';
 import { bytesPerVector, unit } from './vectorCodec';
 import { VectorRecords } from './vectorRecords';
-import { bestByWeightedSigns, byteSums } from './weightedSigns';
+import { bestByTwoBits, byteSums, magnitudeBits, type TwoBits } from './twoBitPass';
 
 /**
- * One model's vectors of one corpus. Memory holds which slot holds which key, and the signs the
- * first pass of a ranking reads for every vector (64 bytes for 512 dimensions) up to
- * `residentSigns` of them; past that the signs are read from a scratch file a block at a time.
- * Each vector's exact bytes and its key are a record in another scratch file (vectorRecords.ts),
- * read for the candidates only.
+ * One model's vectors of one corpus. Memory holds which slot holds which key, the signs the
+ * first pass of a ranking reads for every vector (64 bytes for 512 dimensions) and the magnitude
+ * bits the second pass reads for its candidates (64 more), up to `residentSigns` vectors; past
+ * that both are read from a scratch file, the signs a block at a time. Each vector's exact bytes
+ * and its key are a record in another scratch file (vectorRecords.ts), read for the candidates
+ * the last pass rescores.
  */
 interface Loaded {
   db: Database;
@@ -33,27 +34,29 @@ interface Loaded {
    * is known). Once paged, a table of SIGN_BLOCK slots that each block of `signFile` is loaded into.
    */
   signs: SignTable | undefined;
+  /** Each vector's magnitude bits (twoBitPass.ts), `stride` bytes by slot, while not paged. */
+  magnitudes: Uint8Array;
   paged: boolean;
-  /** Every vector's signs as the table packs them, by slot. */
-  signFile: VectorRecords | undefined;
-  /** Records and signs made but not yet written: slots `pendingFrom` on, back to back. */
+  /** Every vector's two bits a dimension, by slot: its signs as the table packs them, then its magnitude bits. */
+  bitFile: VectorRecords | undefined;
+  /** Records and bits made but not yet written: slots `pendingFrom` on, back to back. */
   pending: Uint8Array[];
-  pendingSigns: Uint8Array[];
+  pendingBits: Uint8Array[];
   pendingFrom: number;
 }
 
 /**
  * Past this many vectors a ranking first compares signs, then scores only the nearest by their
  * bytes: the full byte scan of 70,000 vectors takes ~100 ms here, the passes by sign a few. The
- * first pass by sign (Hamming distance, 16 words for 512 dimensions) keeps WIDEN times as many
- * as are rescored; the second (weighted signs) picks those. At least `RESCORE` are rescored, and
- * RESCORE_PER_WANTED for each one the caller wants. The bench's "ranked vs an exact scan" line
- * is the measure these were set by (docs/performance.md).
+ * first pass (Hamming distance over the signs, 16 words for 512 dimensions) keeps WIDEN times as
+ * many as are rescored; the second (two bits a dimension) picks those. At least `RESCORE` are
+ * rescored, and as many as the caller wants. Each rescored vector is one read of its record, the
+ * largest part of a ranking's time. The bench's "ranked vs an exact scan" line is the measure
+ * these were set by (docs/performance.md).
  */
 export const COARSE_FROM = 4_000;
-export const RESCORE = 1_000;
-const RESCORE_PER_WANTED = 3;
-const WIDEN = 3;
+export const RESCORE = 500;
+const WIDEN = 9;
 
 /** Signs a corpus keeps in memory (16 MB at 512 dimensions); past this many they are paged from their file. */
 export const RESIDENT_SIGNS = 262_144;
@@ -109,7 +112,7 @@ export class VectorCache {
     if (!m || !m.records || m.dims !== query.length || want <= 0) return [];
     const q = unit(query);
     const n = m.slots.count;
-    const pool = Math.max(this.ranking.rescore, want * RESCORE_PER_WANTED);
+    const pool = Math.max(this.ranking.rescore, want);
     const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySigns(m, q, pool, this.signBlock) : everyIndex(n);
     const layout = layoutOf(m.dims);
     const bytes = m.records.read(candidates);
@@ -131,7 +134,7 @@ export class VectorCache {
   close(): void {
     for (const m of this.loaded.values()) {
       m.records?.close();
-      m.signFile?.close();
+      m.bitFile?.close();
     }
     this.loaded.clear();
     this.store.reserveMemory('vectors', 0);
@@ -148,8 +151,8 @@ export class VectorCache {
     if (had && had.db === db && had.gone === gone) m = had;
     else {
       had?.records?.reset();
-      had?.signFile?.reset();
-      m = fresh(db, gone, had?.records, had?.signFile);
+      had?.bitFile?.reset();
+      m = fresh(db, gone, had?.records, had?.bitFile);
     }
     m.version = version;
     // One row per blob, its keys and positions as JSON arrays: reading 70,000 rows one by one
@@ -171,12 +174,12 @@ export class VectorCache {
           m.records.close();
           m.records = undefined;
         }
-        if (m.signFile && m.signFile.recordBytes !== m.signs.stride) {
-          m.signFile.close();
-          m.signFile = undefined;
+        if (m.bitFile && m.bitFile.recordBytes !== 2 * m.signs.stride) {
+          m.bitFile.close();
+          m.bitFile = undefined;
         }
         m.records ??= new VectorRecords(layoutOf(dims).bytes, [this.store.home], `vectors.tmp-${process.pid}-${++scratchFiles}${corpus}`);
-        m.signFile ??= new VectorRecords(m.signs.stride, [this.store.home], `vectors.tmp-${process.pid}-${++scratchFiles}${corpus}signs`);
+        m.bitFile ??= new VectorRecords(2 * m.signs.stride, [this.store.home], `vectors.tmp-${process.pid}-${++scratchFiles}${corpus}bits`);
       }
       if (dims !== m.dims) continue; // a model whose size changed: only the first size is ranked
       const blob = this.store.blobs.get(String(g.blob));
@@ -192,18 +195,22 @@ export class VectorCache {
         let at = m.slots.get(key);
         if (at === undefined) {
           at = m.slots.add(key);
-          // Every earlier vector's signs are queued for their file already: from here the table holds one block at a time.
+          // Every earlier vector's bits are queued for their file already: from here the table holds one block of signs at a time.
           if (!m.paged && m.slots.count > (this.ranking.residentSigns ?? RESIDENT_SIGNS)) {
             m.paged = true;
             m.signs = new SignTable(dims);
             m.signs.reserve(this.signBlock);
+            m.magnitudes = new Uint8Array(0);
           }
         }
         const table = m.signs as SignTable;
         // A paged table is a block's scratch: the vector's signs are packed in its first slot.
         const signAt = m.paged ? 0 : at;
         if (!m.paged) table.reserve(m.slots.count);
-        table.set(signAt, codes.subarray(from + 4, from + per));
+        const vector = codes.subarray(from + 4, from + per);
+        table.set(signAt, vector);
+        const large = magnitudeBits(vector, table.stride);
+        if (!m.paged) m.magnitudes = placed(m.magnitudes, at * table.stride, large);
         const record = new Uint8Array(layout.bytes);
         record.set(blob.subarray(from, from + per), 0);
         const utf8 = Buffer.from(key, 'utf8');
@@ -216,7 +223,10 @@ export class VectorCache {
           if (!m.longKeys.has(at)) m.longKeyBytes += KEY_OVERHEAD + 2 * key.length;
           m.longKeys.set(at, key);
         }
-        put(m, at, record, table.packed(signAt));
+        const bits = new Uint8Array(2 * table.stride);
+        bits.set(table.packed(signAt), 0);
+        bits.set(large, table.stride);
+        put(m, at, record, bits);
       });
     }
     flush(m);
@@ -226,14 +236,14 @@ export class VectorCache {
   }
 
   /**
-   * What the kept vectors hold in this process: the signs' wasm memory, the key-to-slot arrays
+   * What the kept vectors hold in this process: the signs' wasm memory, the magnitude bits, the key-to-slot arrays
    * (capacity doubles), the keys too long for a record (an estimate of V8's sizes:
    * KEY_OVERHEAD), and the records themselves only where no scratch file could be written.
    */
   heldBytes(): number {
     let bytes = 0;
     for (const m of this.loaded.values()) {
-      bytes += (m.signs?.byteLength ?? 0) + m.slots.byteLength + m.longKeyBytes + (m.records?.heldBytes ?? 0) + (m.signFile?.heldBytes ?? 0);
+      bytes += (m.signs?.byteLength ?? 0) + m.magnitudes.byteLength + m.slots.byteLength + m.longKeyBytes + (m.records?.heldBytes ?? 0) + (m.bitFile?.heldBytes ?? 0);
     }
     return bytes;
   }
@@ -263,30 +273,41 @@ function layoutOf(dims: number): RecordLayout {
   return { bytes: keyAt + 1 + KEY_ROOM, keyAt, keyRoom: KEY_ROOM };
 }
 
-function fresh(db: Database, gone: number, records: VectorRecords | undefined, signFile: VectorRecords | undefined): Loaded {
+function fresh(db: Database, gone: number, records: VectorRecords | undefined, bitFile: VectorRecords | undefined): Loaded {
   const m: Loaded = {
     db, version: -1, maxId: 0, gone, dims: 0,
     slots: new KeySlots((slot) => keyAtSlot(m, slot)),
-    records, longKeys: new Map(), longKeyBytes: 0, signs: undefined, paged: false, signFile,
-    pending: [], pendingSigns: [], pendingFrom: 0,
+    records, longKeys: new Map(), longKeyBytes: 0, signs: undefined, magnitudes: new Uint8Array(0), paged: false, bitFile,
+    pending: [], pendingBits: [], pendingFrom: 0,
   };
   return m;
 }
 
-/** Queues slot `at`'s record and signs; consecutive new slots go out in one write. */
-function put(m: Loaded, at: number, record: Uint8Array, signs: Uint8Array): void {
+/** `bytes` written at `at` into `into`, grown (capacity doubling) when it is too short. */
+function placed(into: Uint8Array, at: number, bytes: Uint8Array): Uint8Array {
+  let out = into;
+  if (at + bytes.byteLength > out.byteLength) {
+    out = new Uint8Array(Math.max(at + bytes.byteLength, 2 * into.byteLength, 1 << 16));
+    out.set(into);
+  }
+  out.set(bytes, at);
+  return out;
+}
+
+/** Queues slot `at`'s record and bits; consecutive new slots go out in one write. */
+function put(m: Loaded, at: number, record: Uint8Array, bits: Uint8Array): void {
   if (m.pending.length && (at !== m.pendingFrom + m.pending.length || m.pending.length >= WRITE_RECORDS)) flush(m);
   if (!m.pending.length) m.pendingFrom = at;
   m.pending.push(record);
-  m.pendingSigns.push(signs);
+  m.pendingBits.push(bits);
 }
 
 function flush(m: Loaded): void {
-  if (!m.pending.length || !m.records || !m.signFile) return;
+  if (!m.pending.length || !m.records || !m.bitFile) return;
   m.records.write(m.pendingFrom, Buffer.concat(m.pending));
-  m.signFile.write(m.pendingFrom, Buffer.concat(m.pendingSigns));
+  m.bitFile.write(m.pendingFrom, Buffer.concat(m.pendingBits));
   m.pending = [];
-  m.pendingSigns = [];
+  m.pendingBits = [];
 }
 
 /** The key in slot `at`, read back from its record (the key-to-slot arrays check a hash match with it). */
@@ -311,13 +332,17 @@ function score(codes: Int8Array, at: number, dims: number, q: Float32Array): num
   return dot;
 }
 
-/** The `pool` vectors nearest by their signs: the nearest WIDEN × `pool` by distance, then the best `pool` of those by weighted signs (weightedSigns.ts). */
+/** The `pool` vectors nearest by their signs: the nearest WIDEN × `pool` by distance, then the best `pool` of those at two bits a dimension (twoBitPass.ts). */
 function nearestBySigns(m: Loaded, q: Float32Array, pool: number, block: number): Uint32Array {
   const wide = nearestByHamming(m, q, pool * WIDEN, block);
   if (wide.length <= pool) return wide;
-  const table = m.signs as SignTable;
-  const sums = byteSums(q, table.stride);
-  return m.paged ? bestByWeightedSigns(sums, table.stride, wide, pool, (m.signFile as VectorRecords).read(wide), true) : bestByWeightedSigns(sums, table.stride, wide, pool, table.all, false);
+  const stride = (m.signs as SignTable).stride;
+  let bits: TwoBits;
+  if (m.paged) {
+    const read = (m.bitFile as VectorRecords).read(wide);
+    bits = { signs: read, magnitudes: read.subarray(stride), step: 2 * stride, byPosition: true };
+  } else bits = { signs: (m.signs as SignTable).all, magnitudes: m.magnitudes, step: stride, byPosition: false };
+  return bestByTwoBits(byteSums(q, stride), stride, wide, pool, bits);
 }
 
 /** The `pool` vectors whose signs differ from the query's in the fewest dimensions (a histogram over distances, so linear). */
@@ -344,11 +369,11 @@ function everyIndex(n: number): Uint32Array {
 /** The distances of every vector, its signs read from their file and compared a block at a time. */
 function pagedDistances(m: Loaded, q: Float32Array, n: number, block: number): Uint16Array {
   const table = m.signs as SignTable;
-  const file = m.signFile as VectorRecords;
+  const file = m.bitFile as VectorRecords;
   const out = new Uint16Array(n);
   for (let from = 0; from < n; from += block) {
     const count = Math.min(block, n - from);
-    table.load(0, file.readRange(from, count));
+    table.load(0, file.readRange(from, count), file.recordBytes);
     out.set(table.distances(q, count), from);
   }
   return out;
