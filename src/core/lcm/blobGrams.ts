@@ -32,12 +32,36 @@ const HEADER = HASH_BYTES + 8;
 /** Filter bits per blob byte, as a power of two between MIN_BITS and MAX_BITS (see `summarise`). */
 const MIN_BITS = 256;
 const MAX_BITS = 1 << 22;
+/** Summaries queued past this many bytes are appended at once, so a call that reads many blobs never holds all their filters. */
+const FLUSH_BYTES = 4 * 1024 * 1024;
+/** Summaries that could not be appended (a read-only home, a full disk) are kept up to this many bytes; past it new ones are dropped, which costs only time. */
+const UNSAVED_MAX = 16 * 1024 * 1024;
+/** The file is read in pieces of this size: its records are parsed, and a batch of filters tested, a piece at a time. */
+const READ_PIECE = 4 * 1024 * 1024;
+/** Filters this close in the file are read in one call; the bytes between are read and ignored. */
+const SPAN_GAP = 16 * 1024;
+/** An index entry in V8: the 64-character hash string (its header and one byte a character) and the map's slot. */
+const INDEX_ENTRY_BYTES = 120;
 
+/**
+ * The filters of one store's blobs. The process knows where each filter is in the shared file
+ * (an offset and a length a blob, a few dozen bytes), not the filters themselves: at 5 GB of
+ * transcripts they are 150 MB, which no process's memory budget has room for. A test reads the
+ * filters it needs, in file order and a span at a time.
+ */
 export class BlobGrams {
   private readonly file: string;
-  private readonly known = new Map<string, Uint8Array>();
+  /** The file as this process indexed it: read through one descriptor, so another process replacing it (`rewrite`) changes nothing under an index. */
+  private fd: number | undefined;
+  private inode = -1;
+  /** Where each filter's bits are in the file: offset × 32 + log2 of their length. */
+  private readonly where = new Map<string, number>();
+  /** Summaries this process made that the file does not hold yet. */
+  private readonly unsaved = new Map<string, Uint8Array>();
+  private unsavedBytes = 0;
   private readOffset = 0;
   private pending: Buffer[] = [];
+  private pendingBytes = 0;
 
   constructor(home: string) {
     this.file = path.join(home, BLOB_GRAMS_FILE);
@@ -45,54 +69,110 @@ export class BlobGrams {
 
   /** Picks up summaries other processes (or earlier calls) appended since the last look. */
   refresh(): void {
-    let size: number;
+    let st: fs.Stats;
     try {
-      size = fs.statSync(this.file).size;
+      st = fs.statSync(this.file);
     } catch {
       return;
     }
-    if (size < this.readOffset) {
-      // Rewritten (after a damaged record was dropped): read it again from the start.
-      this.known.clear();
-      this.readOffset = 0;
+    if (st.ino !== this.inode || st.size < this.readOffset) {
+      // A new file (rewritten after a damaged record was dropped, or removed and started again): index it from the start.
+      this.close();
+      try {
+        this.fd = fs.openSync(this.file, 'r');
+      } catch {
+        return;
+      }
+      this.inode = fs.fstatSync(this.fd).ino;
     }
-    if (size === this.readOffset) return;
-    const fd = fs.openSync(this.file, 'r');
-    try {
-      const tail = Buffer.allocUnsafe(size - this.readOffset);
-      const got = fs.readSync(fd, tail, 0, tail.length, this.readOffset);
-      const { used, damaged } = this.parse(tail.subarray(0, got));
-      this.readOffset += used;
-      if (damaged) this.rewrite();
-    } finally {
-      fs.closeSync(fd);
+    const fd = this.fd as number;
+    const size = fs.fstatSync(fd).size;
+    let damaged = false;
+    while (this.readOffset < size && !damaged) {
+      const piece = Buffer.allocUnsafe(Math.min(size - this.readOffset, Math.max(READ_PIECE, HEADER + MAX_BITS / 8)));
+      const got = fs.readSync(fd, piece, 0, piece.length, this.readOffset);
+      const parsed = this.parse(piece.subarray(0, got), this.readOffset);
+      damaged = parsed.damaged;
+      if (parsed.used === 0) break; // a record still being written
+      this.readOffset += parsed.used;
     }
+    if (damaged) this.rewrite();
   }
 
+  /** The filter of blob `hash`, when one was made. */
   get(hash: string): Uint8Array | undefined {
-    return this.known.get(hash);
+    const held = this.unsaved.get(hash);
+    if (held) return held;
+    const at = this.where.get(hash);
+    if (at === undefined || this.fd === undefined) return undefined;
+    const bits = new Uint8Array(2 ** (at % 32));
+    return readFully(this.fd, bits, Math.floor(at / 32)) ? bits : undefined;
+  }
+
+  /**
+   * Tests the filters of `hashes` against `keys`, reading them in file order: each blob whose
+   * filter proves a key missing goes into `absent`, each whose filter may hold them all into
+   * `passed`; a blob with no filter into neither.
+   */
+  test(hashes: Iterable<string>, keys: readonly Uint8Array[], absent: Set<string>, passed: Set<string>): void {
+    const filed: [number, string][] = [];
+    for (const hash of hashes) {
+      const held = this.unsaved.get(hash);
+      if (held) (mayHold(held, keys) ? passed : absent).add(hash);
+      else {
+        const at = this.where.get(hash);
+        if (at !== undefined) filed.push([at, hash]);
+      }
+    }
+    if (!filed.length || this.fd === undefined) return;
+    filed.sort((a, b) => a[0] - b[0]);
+    const fd = this.fd;
+    let span = Buffer.allocUnsafe(0);
+    for (let i = 0; i < filed.length; ) {
+      const first = Math.floor((filed[i] as [number, string])[0] / 32);
+      let end = first + 2 ** ((filed[i] as [number, string])[0] % 32);
+      let j = i + 1;
+      for (; j < filed.length; j++) {
+        const at = Math.floor((filed[j] as [number, string])[0] / 32);
+        const stop = at + 2 ** ((filed[j] as [number, string])[0] % 32);
+        if (at - end > SPAN_GAP || stop - first > READ_PIECE) break;
+        end = Math.max(end, stop);
+      }
+      if (span.length < end - first) span = Buffer.allocUnsafe(Math.max(end - first, READ_PIECE));
+      if (readFully(fd, span.subarray(0, end - first), first)) {
+        for (let k = i; k < j; k++) {
+          const [code, hash] = filed[k] as [number, string];
+          const at = Math.floor(code / 32) - first;
+          (mayHold(span.subarray(at, at + 2 ** (code % 32)), keys) ? passed : absent).add(hash);
+        }
+      }
+      i = j;
+    }
   }
 
   /** Summarises a blob just read and queues the summary for `flush`. */
   add(hash: string, bytes: Uint8Array): void {
-    if (this.known.has(hash) || !/^[0-9a-f]{64}$/.test(hash)) return;
+    if (this.where.has(hash) || this.unsaved.has(hash) || !/^[0-9a-f]{64}$/.test(hash)) return;
     const bits = summarise(bytes);
-    this.known.set(hash, bits);
-    const head = Buffer.alloc(HEADER);
-    head.write(hash, 0, 'hex');
-    head.writeUInt32LE(bits.length, HASH_BYTES);
-    head.writeUInt32LE(checksum(bits), HASH_BYTES + 4);
-    this.pending.push(head, Buffer.from(bits.buffer, bits.byteOffset, bits.length));
+    if (this.unsavedBytes + bits.length > UNSAVED_MAX) return;
+    this.unsaved.set(hash, bits);
+    this.unsavedBytes += bits.length;
+    const record = encodeRecord(hash, bits);
+    this.pending.push(record);
+    this.pendingBytes += record.length;
+    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
   }
 
   /**
-   * Appends the queued summaries in one write. A failure (read-only home, full disk) is not a
-   * search failure: the summaries stay in memory and the blobs are read next time.
+   * Appends the queued summaries in one write, then indexes them where they landed. A failure
+   * (read-only home, full disk) is not a search failure: the summaries stay in memory (up to
+   * UNSAVED_MAX) and the blobs are read next time.
    */
   flush(): void {
     if (!this.pending.length) return;
     const data = Buffer.concat(this.pending);
     this.pending = [];
+    this.pendingBytes = 0;
     try {
       const fd = fs.openSync(this.file, 'a', FILE_MODE);
       try {
@@ -105,22 +185,36 @@ export class BlobGrams {
           throw err;
         }
         if (at === 0) for (const old of OLDER_FILES) fs.rmSync(path.join(path.dirname(this.file), old), { force: true });
-        // What this process wrote is already known: skip it on the next refresh if nothing came between.
-        if (at === this.readOffset) this.readOffset = at + data.length;
       } finally {
         fs.closeSync(fd);
       }
     } catch {
-      // A cache: nothing is lost but time.
+      return; // A cache: nothing is lost but time.
     }
+    this.refresh();
+  }
+
+  /** What this process holds for the filters: the index (about INDEX_ENTRY_BYTES a blob) and the summaries not yet in the file. */
+  get heldBytes(): number {
+    return this.where.size * INDEX_ENTRY_BYTES + this.unsavedBytes + this.pendingBytes;
+  }
+
+  /** Closes the file (the index goes with it; a later refresh reads the file again). */
+  close(): void {
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
+    this.inode = -1;
+    this.where.clear();
+    this.readOffset = 0;
   }
 
   /**
-   * Reads whole, valid records and says how many bytes they took. A record cut short at the end
-   * may still be being written by another process: it is read next time. One that is invalid
-   * (a crash tore it and later appends followed) is `damaged`.
+   * Indexes whole, valid records of `buf` (read from `offset` of the file) and says how many
+   * bytes they took. A record cut short at the end may still be being written by another
+   * process: it is read next time. One that is invalid (a crash tore it and later appends
+   * followed) is `damaged`.
    */
-  private parse(buf: Buffer): { used: number; damaged: boolean } {
+  private parse(buf: Buffer, offset: number): { used: number; damaged: boolean } {
     let at = 0;
     while (at + HEADER <= buf.length) {
       const len = buf.readUInt32LE(at + HASH_BYTES);
@@ -128,7 +222,13 @@ export class BlobGrams {
       if (at + HEADER + len > buf.length) break;
       const bits = buf.subarray(at + HEADER, at + HEADER + len);
       if (checksum(bits) !== buf.readUInt32LE(at + HASH_BYTES + 4)) return { used: at, damaged: true };
-      this.known.set(buf.toString('hex', at, at + HASH_BYTES), bits);
+      const hash = buf.toString('hex', at, at + HASH_BYTES);
+      this.where.set(hash, (offset + at + HEADER) * 32 + Math.log2(len));
+      const held = this.unsaved.get(hash);
+      if (held) {
+        this.unsaved.delete(hash);
+        this.unsavedBytes -= held.length;
+      }
       at += HEADER + len;
     }
     return { used: at, damaged: false };
@@ -136,24 +236,45 @@ export class BlobGrams {
 
   /** Replaces a file with a damaged tail by the records known to be good, so later appends are read again. */
   private rewrite(): void {
-    const parts: Buffer[] = [];
-    for (const [hash, bits] of this.known) {
-      const head = Buffer.alloc(HEADER);
-      head.write(hash, 0, 'hex');
-      head.writeUInt32LE(bits.length, HASH_BYTES);
-      head.writeUInt32LE(checksum(bits), HASH_BYTES + 4);
-      parts.push(head, Buffer.from(bits.buffer, bits.byteOffset, bits.length));
-    }
-    const data = Buffer.concat(parts);
     const tmp = `${this.file}.${process.pid}.tmp`;
     try {
-      fs.writeFileSync(tmp, data, { mode: FILE_MODE });
+      const out = fs.openSync(tmp, 'w', FILE_MODE);
+      try {
+        for (const hash of this.where.keys()) {
+          const bits = this.get(hash);
+          if (bits) writeFully(out, encodeRecord(hash, bits));
+        }
+      } finally {
+        fs.closeSync(out);
+      }
       fs.renameSync(tmp, this.file);
-      this.readOffset = data.length;
     } catch {
       fs.rmSync(tmp, { force: true });
+      return;
     }
+    // Indexed again from the new file.
+    this.close();
+    this.refresh();
   }
+}
+
+function encodeRecord(hash: string, bits: Uint8Array): Buffer {
+  const record = Buffer.alloc(HEADER + bits.length);
+  record.write(hash, 0, 'hex');
+  record.writeUInt32LE(bits.length, HASH_BYTES);
+  record.writeUInt32LE(checksum(bits), HASH_BYTES + 4);
+  record.set(bits, HEADER);
+  return record;
+}
+
+/** Reads `into.length` bytes at `at`; false when the file ends first. */
+function readFully(fd: number, into: Uint8Array, at: number): boolean {
+  for (let done = 0; done < into.length; ) {
+    const n = fs.readSync(fd, into, done, into.length - done, at + done);
+    if (n === 0) return false;
+    done += n;
+  }
+  return true;
 }
 
 /**

@@ -54,6 +54,8 @@ interface Tested {
 interface BlobMemo {
   /** Blobs that cannot hold the pattern's literals (their filter or their text said so). */
   ruledOut: Set<string>;
+  /** Blobs whose filter may hold the literals: read, not tested again. */
+  passed: Set<string>;
   tested: Map<string, Tested>;
   /** The pattern's literals as keys of the blobs' trigram filters, when they can rule a blob out. */
   keys: Uint8Array[] | undefined;
@@ -115,6 +117,7 @@ export class LcmGrep {
     private readonly options: LcmGrepOptions = DEFAULT_GREP_OPTIONS,
   ) {
     this.grams = new BlobGrams(store.home);
+    store.onClose(() => this.grams.close());
   }
 
   async grep(req: GrepRequest, scope: ConversationScope) {
@@ -243,7 +246,7 @@ export class LcmGrep {
     const stopEarly = req.sort === 'recency';
     let truncated = false;
     const holds = literalCheck(pattern);
-    const memo: BlobMemo = { ruledOut: new Set(), tested: new Map(), keys: msg ? gramKeys(pattern) : undefined };
+    const memo: BlobMemo = { ruledOut: new Set(), passed: new Set(), tested: new Map(), keys: msg ? gramKeys(pattern) : undefined };
     if (msg) this.grams.refresh();
     const candidates = stopEarly
       ? this.newestFirst(source, statements.newestFirst, stats, holds, memo)
@@ -272,7 +275,10 @@ export class LcmGrep {
       }
     } finally {
       // The filters of the blobs this call read are kept even when it stopped early.
-      if (msg) this.grams.flush();
+      if (msg) {
+        this.grams.flush();
+        this.store.reserveMemory('blob_filters', this.grams.heldBytes);
+      }
     }
     // A full pass reads in whatever order SQLite found the rows; the hits go on newest first, as a recency scan lists them.
     if (!stopEarly) hits.sort((a, b) => b.ranked.createdAt - a.ranked.createdAt || b.ranked.docid - a.ranked.docid);
@@ -425,6 +431,11 @@ export class LcmGrep {
    * tested nor ruled out (by this call or their filter). Not worth a worker for a few.
    */
   private readAhead(large: readonly SqlValue[][], memo: BlobMemo): ReadAhead | undefined {
+    if (memo.keys) {
+      const untested = new Set<string>();
+      for (const [, , blob] of large) if (typeof blob === 'string' && !memo.tested.has(blob) && !memo.ruledOut.has(blob) && !memo.passed.has(blob)) untested.add(blob);
+      this.grams.test(untested, memo.keys, memo.ruledOut, memo.passed);
+    }
     const listed = new Set<string>();
     for (const [, , blob] of large) {
       if (typeof blob === 'string' && !listed.has(blob) && !memo.tested.has(blob) && this.mayHold(blob, memo)) listed.add(blob);
@@ -436,11 +447,13 @@ export class LcmGrep {
   /** False when this call or the blob's filter already ruled it out. */
   private mayHold(hash: string, memo: BlobMemo): boolean {
     if (memo.ruledOut.has(hash)) return false;
-    const filter = memo.keys && this.grams.get(hash);
-    if (filter && memo.keys && !mayHold(filter, memo.keys)) {
+    if (!memo.keys || memo.passed.has(hash)) return true;
+    const filter = this.grams.get(hash);
+    if (filter && !mayHold(filter, memo.keys)) {
       memo.ruledOut.add(hash);
       return false;
     }
+    if (filter) memo.passed.add(hash);
     return true;
   }
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlobGrams, gramKeys, mayHold, summarise } from '../../../src/core/lcm/blobGrams';
+import { BLOB_GRAMS_FILE, BlobGrams, gramKeys, mayHold, summarise } from '../../../src/core/lcm/blobGrams';
 import type { Services } from '../../../src/core/services';
 import { queryRows } from '../../../src/core/store/sqlite';
 import { invokeTool } from '../../../src/core/tools/invoke';
@@ -108,6 +108,50 @@ describe('blob trigram filters', () => {
       const g = new BlobGrams(home);
       g.refresh();
       expect(Array.from(g.get('d'.repeat(64)) ?? [])).toEqual(Array.from(summarise(Buffer.from('a fourth blob'))));
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+  it('index where the filters are instead of holding them, and test a batch read in file order as each alone', () => {
+    const home = tempHome('grams-index');
+    try {
+      const a = new BlobGrams(home);
+      const words = ['ollama', 'serve', 'model', 'router', 'kernel', 'parser', 'vector', 'signal'];
+      const hashes: string[] = [];
+      const texts: Buffer[] = [];
+      for (let i = 0; i < 300; i++) {
+        // 20 KB of text a blob (a 4 KB filter), each holding a few of the words.
+        const text = Buffer.from(Array.from({ length: 2_000 }, (_, j) => `${words[(i * 7 + j * (i % 5 + 1)) % (i % 3 === 0 ? 3 : words.length)]}${j}`).join(' '));
+        const hash = (i.toString(16).padStart(4, '0') + 'e'.repeat(60)).slice(0, 64);
+        hashes.push(hash);
+        texts.push(text);
+        a.add(hash, text);
+      }
+      a.flush();
+      const size = fs.statSync(path.join(home, BLOB_GRAMS_FILE)).size;
+      expect(size).toBeGreaterThan(300 * 4096);
+      // The index: about 120 bytes a blob, not the 1.2 MB of filters (nor half of it).
+      expect(a.heldBytes).toBeLessThanOrEqual(300 * 120);
+      const b = new BlobGrams(home);
+      b.refresh();
+      expect(b.heldBytes).toBeLessThanOrEqual(300 * 120);
+      for (const word of ['router', 'ollama', 'nowhere']) {
+        const keys = [Buffer.from(word)];
+        const absent = new Set<string>();
+        const passed = new Set<string>();
+        b.test([...hashes].reverse(), keys, absent, passed);
+        expect(absent.size + passed.size).toBe(300);
+        for (const [i, hash] of hashes.entries()) {
+          const bits = b.get(hash);
+          expect(Array.from(bits ?? [])).toEqual(Array.from(summarise(texts[i]!)));
+          expect(passed.has(hash)).toBe(mayHold(bits!, keys));
+          // A filter never rules out a blob that holds the word.
+          if (texts[i]!.includes(word)) expect(passed.has(hash)).toBe(true);
+        }
+        if (word === 'nowhere') expect(passed.size).toBeLessThan(30);
+      }
+      b.close();
+      a.close();
     } finally {
       fs.rmSync(home, { recursive: true, force: true });
     }
