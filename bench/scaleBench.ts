@@ -290,8 +290,10 @@ async function importWithCli(cli: string, root: string, env: NodeJS.ProcessEnv, 
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  // `recollect import` from a shell waits for a child that runs the import (src/cli/mallocRelaunch.ts): its figures are the largest process's.
+  const working = () => sampler.tree(child.pid as number).reduce<ProcessPeak | undefined>((a, b) => (!a || b.peakRss > a.peakRss ? b : a), undefined);
   const progressTimer = setInterval(() => {
-    const p = sampler.peaks.get(child.pid as number);
+    const p = working();
     const last = p?.timeline.at(-1);
     progress(`  import: ${((nowMs() - t0) / 1000).toFixed(0)} s, rss ${last ? mb(last[1]) : '?'}, peak ${p ? mb(p.peakRss) : '?'}`);
   }, 30_000);
@@ -309,7 +311,7 @@ async function importWithCli(cli: string, root: string, env: NodeJS.ProcessEnv, 
   }
   const home = env.RECOLLECT_HOME as string;
   const processes = [...sampler.peaks.values()].map(withoutTimeline);
-  return { wallMs, exitCode, report, processes, rssProfile: sampler.profile(child.pid as number), storeBytes: folderSize(home).bytes };
+  return { wallMs, exitCode, report, processes, rssProfile: sampler.profile(working()?.pid ?? (child.pid as number)), storeBytes: folderSize(home).bytes };
 }
 
 interface Session {
