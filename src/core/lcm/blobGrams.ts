@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CompiledPattern } from './regexPattern';
-import { FILE_MODE, writeFully } from '../store/fileWrites';
+import { FILE_MODE, readFully, writeFully } from '../store/fileWrites';
 
 /**
  * A compact, persistent summary of each large event's blob, so lcm_grep can tell without
@@ -106,7 +106,7 @@ export class BlobGrams {
     const at = this.where.get(hash);
     if (at === undefined || this.fd === undefined) return undefined;
     const bits = new Uint8Array(2 ** (at % 32));
-    return readFully(this.fd, bits, Math.floor(at / 32)) ? bits : undefined;
+    return readFully(this.fd, bits, Math.floor(at / 32)) === bits.length ? bits : undefined;
   }
 
   /**
@@ -139,7 +139,7 @@ export class BlobGrams {
         end = Math.max(end, stop);
       }
       if (span.length < end - first) span = Buffer.allocUnsafe(Math.max(end - first, READ_PIECE));
-      if (readFully(fd, span.subarray(0, end - first), first)) {
+      if (readFully(fd, span.subarray(0, end - first), first) === end - first) {
         for (let k = i; k < j; k++) {
           const [code, hash] = filed[k] as [number, string];
           const at = Math.floor(code / 32) - first;
@@ -265,16 +265,6 @@ function encodeRecord(hash: string, bits: Uint8Array): Buffer {
   record.writeUInt32LE(checksum(bits), HASH_BYTES + 4);
   record.set(bits, HEADER);
   return record;
-}
-
-/** Reads `into.length` bytes at `at`; false when the file ends first. */
-function readFully(fd: number, into: Uint8Array, at: number): boolean {
-  for (let done = 0; done < into.length; ) {
-    const n = fs.readSync(fd, into, done, into.length - done, at + done);
-    if (n === 0) return false;
-    done += n;
-  }
-  return true;
 }
 
 /**

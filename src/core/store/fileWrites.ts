@@ -19,6 +19,20 @@ export function writeFully(fd: number, data: Uint8Array): void {
   }
 }
 
+/**
+ * Reads into all of `into` from offset `at`; `fs.readSync` may return fewer bytes than asked, so
+ * it loops. Returns how many it read: fewer than `into` holds only where the file ends first.
+ */
+export function readFully(fd: number, into: Uint8Array, at: number): number {
+  let done = 0;
+  while (done < into.byteLength) {
+    const n = fs.readSync(fd, into, done, into.byteLength - done, at + done);
+    if (n === 0) break;
+    done += n;
+  }
+  return done;
+}
+
 /** Bytes an unprivileged writer may still use on the disk holding `file` (its folder when it does not exist yet). */
 export function bytesFree(file: string): number | undefined {
   for (let p = path.resolve(file); ; p = path.dirname(p)) {

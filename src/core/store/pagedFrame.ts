@@ -2,6 +2,7 @@ import { createHash, webcrypto } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, brotliDecompress, brotliDecompressSync, constants as zlibConstants, createBrotliDecompress } from 'node:zlib';
+import { readFully } from './fileWrites';
 
 /**
  * The snapshot's one format: the database cut into small chunks, each compressed on its own and
@@ -115,12 +116,8 @@ function readExactly(fd: number, length: number, position: number): Buffer {
 /** `length` bytes at `position` into the start of `buf`; returns that part of it. */
 function readExactlyInto(into: Buffer, fd: number, length: number, position: number): Buffer {
   const buf = into.subarray(0, length);
-  let done = 0;
-  while (done < length) {
-    const n = fs.readSync(fd, buf, done, length - done, position + done);
-    if (n === 0) throw new Error(`the file ends at byte ${position + done}, ${length - done} bytes short of a chunk`);
-    done += n;
-  }
+  const done = readFully(fd, buf, position);
+  if (done < length) throw new Error(`the file ends at byte ${position + done}, ${length - done} bytes short of a chunk`);
   return buf;
 }
 

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync } from 'node:zlib';
 import { parentPort, workerData } from 'node:worker_threads';
+import { readFully } from './fileWrites';
 import { BLOB_STATE, BUSY, POSTED, TODO, type BlobWork, type ChunkMessage, type ChunkWork } from './readWorkerProtocol';
 
 /**
@@ -20,11 +21,8 @@ function ownBuffer(out: Buffer): ArrayBuffer {
 
 function readExactly(fd: number, at: number, length: number): Buffer {
   const payload = Buffer.allocUnsafe(length);
-  for (let done = 0; done < length; ) {
-    const n = fs.readSync(fd, payload, done, length - done, at + done);
-    if (n === 0) throw new Error(`the file ends at byte ${at + done}, ${length - done} bytes short of a chunk`);
-    done += n;
-  }
+  const done = readFully(fd, payload, at);
+  if (done < length) throw new Error(`the file ends at byte ${at + done}, ${length - done} bytes short of a chunk`);
   return payload;
 }
 

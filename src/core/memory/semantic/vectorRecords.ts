@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FILE_MODE, removeQuietly } from '../../store/fileWrites';
+import { FILE_MODE, readFully, removeQuietly } from '../../store/fileWrites';
 
 /**
  * One fixed-size record a kept vector, by slot, in a scratch file of this process: what the
@@ -67,10 +67,10 @@ export class VectorRecords {
       const bytes = (last - first + 1) * per;
       if (k - j === last - first + 1) {
         // Every record of the span is wanted: read straight into place.
-        readFully(this.fd, out.subarray(j * per, j * per + bytes), first * per);
+        readRecords(this.fd, out.subarray(j * per, j * per + bytes), first * per);
       } else {
         if (span.byteLength < bytes) span = Buffer.allocUnsafe(bytes);
-        readFully(this.fd, span.subarray(0, bytes), first * per);
+        readRecords(this.fd, span.subarray(0, bytes), first * per);
         for (let i = j; i < k; i++) {
           const from = ((slots[i] as number) - first) * per;
           out.set(span.subarray(from, from + per), i * per);
@@ -86,7 +86,7 @@ export class VectorRecords {
     const per = this.recordBytes;
     if (this.fd === undefined) return (this.memory ?? new Uint8Array(0)).slice(from * per, (from + count) * per);
     const out = new Uint8Array(count * per);
-    readFully(this.fd, out, from * per);
+    readRecords(this.fd, out, from * per);
     return out;
   }
 
@@ -136,10 +136,7 @@ const SPAN_GAP_BYTES = 4096;
 /** At most this many records a read, so its scratch stays small. */
 const MAX_SPAN_RECORDS = 4096;
 
-function readFully(fd: number, into: Uint8Array, at: number): void {
-  for (let done = 0; done < into.byteLength; ) {
-    const n = fs.readSync(fd, into, done, into.byteLength - done, at + done);
-    if (n === 0) throw new Error(`the vector scratch file ends ${into.byteLength - done} bytes short`);
-    done += n;
-  }
+function readRecords(fd: number, into: Uint8Array, at: number): void {
+  const got = readFully(fd, into, at);
+  if (got < into.byteLength) throw new Error(`the vector scratch file ends ${into.byteLength - got} bytes short`);
 }
