@@ -31,7 +31,7 @@ interface Loaded {
   longKeyBytes: number;
   /**
    * Each vector's signs, one bit a dimension: the coarse pass compares these (made when `dims`
-   * is known). Once paged, a table of SIGN_BLOCK slots that each block of `signFile` is loaded into.
+   * is known). Once paged, a table of SIGN_BLOCK slots that the signs of each block of `bitFile` are loaded into.
    */
   signs: SignTable | undefined;
   /** Each vector's magnitude bits (twoBitPass.ts), `stride` bytes by slot, while not paged. */
