@@ -43,9 +43,18 @@ export function missingCount(db: Database, corpus: Corpus, model: string): numbe
   return Number(queryScalar(db, `SELECT count(*) FROM (${corpus === 'memory' ? MEMORY_MISSING : HISTORY_MISSING})`, [model]) ?? 0);
 }
 
-export function itemCount(db: Database, corpus: Corpus): number {
-  const sql = corpus === 'memory' ? `SELECT count(*) FROM (${MEMORY_ITEMS})` : `SELECT count(*) FROM events WHERE kind IN ${HISTORY_KINDS} AND trim(text) <> ''`;
-  return Number(queryScalar(db, sql) ?? 0);
+/**
+ * How many items a corpus has and how many of them lack a vector of `model`, in one pass over
+ * them: on a large history that pass reads every event's text, so it is made once, not twice.
+ */
+export function corpusCounts(db: Database, corpus: Corpus, model: string): { total: number; missing: number } {
+  const sql =
+    corpus === 'memory'
+      ? `SELECT count(*) AS total, coalesce(sum(NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = i.key AND e.model = ?)), 0) AS missing FROM (${MEMORY_ITEMS}) i`
+      : `SELECT count(*) AS total, coalesce(sum(NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = 'event:' || ev.id AND e.model = ? AND e.text_hash = ev.hash)), 0) AS missing
+           FROM events ev WHERE ev.kind IN ${HISTORY_KINDS} AND trim(ev.text) <> ''`;
+  const row = queryRows(db, sql, [model])[0];
+  return { total: Number(row?.total ?? 0), missing: Number(row?.missing ?? 0) };
 }
 
 /** What a ranked key stands for now, for filtering: absent when it is gone (retired, deleted, changed since). */

@@ -3,7 +3,7 @@ import type { Embedder } from './embedder';
 import { EmbeddingClient } from './embeddingClient';
 import { LocalEmbedder } from './localModel';
 import { semanticConfigFrom, type SemanticConfig } from './semanticConfig';
-import { itemCount, missing, missingCount, resolveKeys, type Todo } from './semanticCorpora';
+import { corpusCounts, missing, missingCount, resolveKeys, type Todo } from './semanticCorpora';
 import type { Corpus, EmbeddingsStored } from './semanticSchema';
 import { BUDGET_ENV, processMemory } from '../../store/memoryBudget';
 import { queryScalar, type Database } from '../../store/sqlite';
@@ -162,12 +162,7 @@ export class SemanticService {
   progress(): IndexProgress | undefined {
     const e = this.embedder;
     if (!e) return undefined;
-    const db = this.store.db;
-    const count = (c: Corpus): CorpusProgress => {
-      const total = itemCount(db, c);
-      return { total, indexed: total - missingCount(db, c, e.model) };
-    };
-    return this.report(count('memory'), count('history'));
+    return this.report(corpusProgress(this.store.db, 'memory', e.model), corpusProgress(this.store.db, 'history', e.model));
   }
 
   /** Called with the progress after every background batch, and once when a pass ends. */
@@ -332,12 +327,8 @@ export class SemanticService {
     const e = this.embedder;
     if (!e) return;
     const db = this.store.db;
-    const count = (c: Corpus): CorpusProgress => {
-      const total = itemCount(db, c);
-      return { total, indexed: total - missingCount(db, c, e.model) };
-    };
-    const memory = count('memory');
-    const history = count('history');
+    const memory = corpusProgress(db, 'memory', e.model);
+    const history = corpusProgress(db, 'history', e.model);
     if (memory.indexed === memory.total && history.indexed === history.total) {
       this.seenVersion = this.store.version;
       return;
@@ -442,4 +433,9 @@ function memoryPressure(store: Store): string | undefined {
 
 function hasVector(db: Database, key: string, model: string, hash: string): boolean {
   return queryScalar(db, 'SELECT 1 FROM embeddings WHERE key = ? AND model = ? AND text_hash = ?', [key, model, hash]) !== undefined;
+}
+
+function corpusProgress(db: Database, corpus: Corpus, model: string): CorpusProgress {
+  const { total, missing: lacking } = corpusCounts(db, corpus, model);
+  return { total, indexed: total - lacking };
 }
