@@ -54,7 +54,7 @@ export class BlobGrams {
   /** The file as this process indexed it: read through one descriptor, so another process replacing it (`rewrite`) changes nothing under an index. */
   private fd: number | undefined;
   private inode = -1;
-  /** Where each filter's bits are in the file: offset × 32 + log2 of their length. */
+  /** Where each filter's bits are in the file (`placeOf`). */
   private readonly where = new Map<string, number>();
   /** Summaries this process made that the file does not hold yet. */
   private readonly unsaved = new Map<string, Uint8Array>();
@@ -105,8 +105,8 @@ export class BlobGrams {
     if (held) return held;
     const at = this.where.get(hash);
     if (at === undefined || this.fd === undefined) return undefined;
-    const bits = new Uint8Array(2 ** (at % 32));
-    return readFully(this.fd, bits, Math.floor(at / 32)) === bits.length ? bits : undefined;
+    const bits = new Uint8Array(lengthOf(at));
+    return readFully(this.fd, bits, offsetOf(at)) === bits.length ? bits : undefined;
   }
 
   /**
@@ -129,21 +129,22 @@ export class BlobGrams {
     const fd = this.fd;
     let span = Buffer.allocUnsafe(0);
     for (let i = 0; i < filed.length; ) {
-      const first = Math.floor((filed[i] as [number, string])[0] / 32);
-      let end = first + 2 ** ((filed[i] as [number, string])[0] % 32);
+      const [head] = filed[i] as [number, string];
+      const first = offsetOf(head);
+      let end = first + lengthOf(head);
       let j = i + 1;
       for (; j < filed.length; j++) {
-        const at = Math.floor((filed[j] as [number, string])[0] / 32);
-        const stop = at + 2 ** ((filed[j] as [number, string])[0] % 32);
-        if (at - end > SPAN_GAP || stop - first > READ_PIECE) break;
+        const [code] = filed[j] as [number, string];
+        const stop = offsetOf(code) + lengthOf(code);
+        if (offsetOf(code) - end > SPAN_GAP || stop - first > READ_PIECE) break;
         end = Math.max(end, stop);
       }
       if (span.length < end - first) span = Buffer.allocUnsafe(Math.max(end - first, READ_PIECE));
       if (readFully(fd, span.subarray(0, end - first), first) === end - first) {
         for (let k = i; k < j; k++) {
           const [code, hash] = filed[k] as [number, string];
-          const at = Math.floor(code / 32) - first;
-          (mayHold(span.subarray(at, at + 2 ** (code % 32)), keys) ? passed : absent).add(hash);
+          const at = offsetOf(code) - first;
+          (mayHold(span.subarray(at, at + lengthOf(code)), keys) ? passed : absent).add(hash);
         }
       }
       i = j;
@@ -223,7 +224,7 @@ export class BlobGrams {
       const bits = buf.subarray(at + HEADER, at + HEADER + len);
       if (checksum(bits) !== buf.readUInt32LE(at + HASH_BYTES + 4)) return { used: at, damaged: true };
       const hash = buf.toString('hex', at, at + HASH_BYTES);
-      this.where.set(hash, (offset + at + HEADER) * 32 + Math.log2(len));
+      this.where.set(hash, placeOf(offset + at + HEADER, len));
       const held = this.unsaved.get(hash);
       if (held) {
         this.unsaved.delete(hash);
@@ -256,6 +257,19 @@ export class BlobGrams {
     this.close();
     this.refresh();
   }
+}
+
+/** A filter's place in the file as one number (a Map of numbers is smaller than one of pairs): its offset × 32 + log2 of its length, a power of two. */
+function placeOf(offset: number, length: number): number {
+  return offset * 32 + Math.log2(length);
+}
+
+function offsetOf(place: number): number {
+  return Math.floor(place / 32);
+}
+
+function lengthOf(place: number): number {
+  return 2 ** (place % 32);
 }
 
 function encodeRecord(hash: string, bits: Uint8Array): Buffer {
