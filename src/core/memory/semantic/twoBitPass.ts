@@ -5,7 +5,7 @@
  * scores a vector by its dot product with the query after the vector is coarsened to ±1 (a small
  * value) or ±(1 + MAGNITUDE_WEIGHT) (a large one). Dimensions a vector leans on count for more,
  * which is what the exact cosine does, so the estimate is close: on the bench store the 800 it
- * keeps share more of the exact top 200 than 2,400 kept by signs alone did (docs/performance.md).
+ * keeps hold as much of the exact top 200 as 2,400 kept by signs alone did (docs/performance.md).
  * It reads 64 more bytes a vector than the signs, which the magnitude bits take in memory.
  *
  * Bits are packed as SignTable packs signs: byte j holds dimensions 8j to 8j + 7, lowest bit
@@ -30,6 +30,7 @@ export function magnitudeBits(codes: Int8Array, stride: number): Uint8Array {
   return out;
 }
 
+/** Per byte position j, for each of the 256 byte values, the sum of the query's values over the dimensions of j whose bits are set. */
 export function byteSums(query: Float32Array, stride: number): Float64Array {
   const sums = new Float64Array(stride * 256);
   for (let j = 0; j < stride; j++) {
