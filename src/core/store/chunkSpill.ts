@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { FILE_MODE, removeQuietly } from './fileWrites';
+import { FILE_MODE, readFully, removeQuietly } from './fileWrites';
 
 /**
  * A scratch file beside the snapshot (`store.sqlite.tmp-<pid>-spill`) where the paged contents
@@ -65,11 +65,8 @@ export class ChunkSpill {
     const fd = this.fd;
     if (fd === undefined) throw new Error('the spill file is closed');
     const buf = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
-    for (let done = 0; done < length; ) {
-      const n = fs.readSync(fd, buf, done, length - done, slot * this.chunkBytes + done);
-      if (n === 0) throw new Error(`the spill file ends ${length - done} bytes short of slot ${slot}`);
-      done += n;
-    }
+    const done = readFully(fd, buf, slot * this.chunkBytes);
+    if (done < length) throw new Error(`the spill file ends ${length - done} bytes short of slot ${slot}`);
     this.reads++;
     return buf;
   }

@@ -109,7 +109,8 @@ export function encodePagedSync(data: Uint8Array, chunkBytes = PAGED_CHUNK_BYTES
   return [pagedHeader(data.length, chunkBytes, out.map((c) => ({ length: c.length, hash: sha256(c) }))), ...out];
 }
 
-function readExactly(fd: number, length: number, position: number): Buffer {
+/** `length` bytes of a snapshot at `position`; throws where the file ends first. */
+export function readExactly(fd: number, length: number, position: number): Buffer {
   return readExactlyInto(Buffer.allocUnsafe(length), fd, length, position);
 }
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync } from 'node:zlib';
 import { parentPort, workerData } from 'node:worker_threads';
-import { readFully } from './fileWrites';
+import { readExactly } from './pagedFrame';
 import { BLOB_STATE, BUSY, POSTED, TODO, type BlobWork, type ChunkMessage, type ChunkWork } from './readWorkerProtocol';
 
 /**
@@ -17,13 +17,6 @@ import { BLOB_STATE, BUSY, POSTED, TODO, type BlobWork, type ChunkMessage, type 
 function ownBuffer(out: Buffer): ArrayBuffer {
   const whole = out.buffer as ArrayBuffer;
   return out.byteOffset === 0 && whole.byteLength === out.length ? whole : whole.slice(out.byteOffset, out.byteOffset + out.length);
-}
-
-function readExactly(fd: number, at: number, length: number): Buffer {
-  const payload = Buffer.allocUnsafe(length);
-  const done = readFully(fd, payload, at);
-  if (done < length) throw new Error(`the file ends at byte ${at + done}, ${length - done} bytes short of a chunk`);
-  return payload;
 }
 
 function readChunks({ fd, list, hashes, stop, claims, port }: ChunkWork): void {
@@ -42,7 +35,7 @@ function readChunks({ fd, list, hashes, stop, claims, port }: ChunkWork): void {
       // A chunk the main thread claimed is being decompressed there: skipped, never done twice.
       if (Atomics.compareExchange(claimed, index, TODO, BUSY) !== TODO) continue;
       try {
-        const payload = readExactly(fd, at, length);
+        const payload = readExactly(fd, length, at);
         if (!createHash('sha256').update(payload).digest().equals(hashes.subarray(32 * k, 32 * k + 32))) throw new Error(`the checksum does not match (chunk ${index})`);
         const out = brotliDecompressSync(payload, { chunkSize: Math.max(64, raw), maxOutputLength: Math.max(1, raw) });
         if (out.length !== raw) throw new Error(`chunk ${index} decompressed to ${out.length} bytes, the frame says ${raw}`);
