@@ -16,29 +16,49 @@ import { BLOB_STATE, BLOB_STATE_SLOTS, readWorkerFile, type BlobWork } from '../
  */
 
 /**
+ * What a worker's memory is reserved through (Store.reserveMemory for one part): called with the
+ * bytes the worker holds now, 0 once it has ended. The budget shrinks the chunk cache by as much,
+ * so a process scanning its largest blobs stays within it (the owner's peak on the 5 GB bench
+ * was a regex scan's read-ahead, which nothing reserved).
+ */
+export type MemoryHold = (bytes: number) => void;
+
+/**
  * One worker kept between scans. Starting a worker costs ~25–30 ms before it reads its first
  * blob, and a full pass ends waiting for the worker, so every call paid it (measured on the
  * 1 GB bench). Idle, it waits for a message and costs no CPU; it is unref'd, so it never keeps
- * the process alive, and ended after IDLE_MS unused.
+ * the process alive, and ended after IDLE_MS unused. While it lives its memory is reserved
+ * through the hold of the scan that last took it: WORKER_BYTES idle, more while it reads ahead.
  */
 class IdleWorker {
   private static idle: { worker: Worker; timer: NodeJS.Timeout } | undefined;
   private static readonly ended = new WeakSet<Worker>();
+  private static readonly holds = new Map<Worker, MemoryHold>();
 
-  /** The idle worker, or a new one from this build's read worker bundle. */
-  static take(workerFile: string): Worker {
+  /** The idle worker, or a new one from this build's read worker bundle, its memory (`bytes`) reserved through `hold`. */
+  static take(workerFile: string, hold: MemoryHold | undefined, bytes: number): Worker {
     const kept = IdleWorker.idle;
     IdleWorker.idle = undefined;
-    if (kept) {
-      clearTimeout(kept.timer);
-      return kept.worker;
-    }
+    if (kept) clearTimeout(kept.timer);
+    const worker = kept?.worker ?? IdleWorker.start(workerFile);
+    const before = IdleWorker.holds.get(worker);
+    if (before && before !== hold) before(0);
+    if (hold) {
+      IdleWorker.holds.set(worker, hold);
+      hold(bytes);
+    } else IdleWorker.holds.delete(worker);
+    return worker;
+  }
+
+  private static start(workerFile: string): Worker {
     const worker = new Worker(workerFile);
     worker.unref();
     // An error ends it (the scan then reads the rest itself, see `next`): only kept from being thrown, and never kept idle.
     worker.on('error', () => undefined);
     worker.once('exit', () => {
       IdleWorker.ended.add(worker);
+      IdleWorker.holds.get(worker)?.(0);
+      IdleWorker.holds.delete(worker);
       if (IdleWorker.idle?.worker !== worker) return;
       clearTimeout(IdleWorker.idle.timer);
       IdleWorker.idle = undefined;
@@ -52,6 +72,7 @@ class IdleWorker {
       void worker.terminate();
       return;
     }
+    IdleWorker.holds.get(worker)?.(WORKER_BYTES);
     const timer = setTimeout(() => {
       if (IdleWorker.idle?.worker === worker) IdleWorker.idle = undefined;
       void worker.terminate();
@@ -61,11 +82,19 @@ class IdleWorker {
   }
 }
 
+/** A worker thread's own resident memory, waiting for work (its isolate and the bundle; 11.2 MB measured). */
+const WORKER_BYTES = 12 * 1024 * 1024;
+
 /** How long an idle worker is kept for the next scan. */
 const IDLE_MS = 60_000;
 
 /** How far ahead (decoded bytes not yet taken) the worker may read. */
 const AHEAD_BYTES = 16 * 1024 * 1024;
+/**
+ * What a scan holds besides the worker: the decoded bytes ahead, and as much again on the main
+ * thread for the texts decoded from them that the garbage collector has not taken back yet.
+ */
+const scanBytes = (aheadBytes: number) => WORKER_BYTES + 2 * aheadBytes;
 /** How long `next` waits for the worker at a time before looking at the port again. */
 const WAIT_MS = 20;
 /** A worker that posts nothing for this long is given up on (it died or never started): the caller reads the rest itself. */
@@ -83,22 +112,25 @@ export class BlobReader {
   private closed = false;
   private stalledSince: number | undefined;
 
-  private constructor(workerFile: string, private readonly files: readonly string[], aheadBytes: number) {
+  private constructor(workerFile: string, private readonly files: readonly string[], aheadBytes: number, hold: MemoryHold | undefined) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = IdleWorker.take(workerFile);
+    this.worker = IdleWorker.take(workerFile, hold, scanBytes(aheadBytes));
     const work: BlobWork = { files, shared: this.state.buffer as SharedArrayBuffer, port: port2, aheadBytes };
     this.worker.postMessage(work, [port2]);
     // A scan abandoned halfway never keeps the process alive.
     this.port.unref();
   }
 
-  /** A reader for these files (each a blob's compressed path), or undefined when no worker can start (or this build has none). */
-  static start(files: readonly string[], aheadBytes = AHEAD_BYTES): BlobReader | undefined {
+  /**
+   * A reader for these files (each a blob's compressed path), or undefined when no worker can
+   * start (or this build has none); the worker's memory is reserved through `hold` while it lives.
+   */
+  static start(files: readonly string[], aheadBytes = AHEAD_BYTES, hold?: MemoryHold): BlobReader | undefined {
     const workerFile = readWorkerFile();
     if (!workerFile) return undefined;
     try {
-      return new BlobReader(workerFile, files, aheadBytes);
+      return new BlobReader(workerFile, files, aheadBytes, hold);
     } catch {
       return undefined;
     }
@@ -168,9 +200,9 @@ export class ReadAhead {
 
   private constructor(private readonly hashes: readonly string[], private readonly reader: BlobReader) {}
 
-  static start(hashes: readonly string[], compressedPathOf: (hash: string) => string | undefined): ReadAhead | undefined {
+  static start(hashes: readonly string[], compressedPathOf: (hash: string) => string | undefined, hold?: MemoryHold): ReadAhead | undefined {
     const files = hashes.map((h) => compressedPathOf(h) ?? '');
-    const reader = BlobReader.start(files);
+    const reader = BlobReader.start(files, AHEAD_BYTES, hold);
     return reader && new ReadAhead(hashes, reader);
   }
 

@@ -111,13 +111,21 @@ export class LcmGrep {
   private readonly grams: BlobGrams;
   /** Regex scans run one at a time (they share the blob filters and the read-ahead worker); other calls are answered between their slices. */
   private scans: Promise<unknown> = Promise.resolve();
+  /** The read-ahead worker's memory, reserved out of the store's budget while the worker lives (it may outlive the store by its idle minute). */
+  private readonly workerHold = (bytes: number) => {
+    if (!this.closed) this.store.reserveMemory('grep_read_ahead', bytes);
+  };
+  private closed = false;
 
   constructor(
     private readonly store: Store,
     private readonly options: LcmGrepOptions = DEFAULT_GREP_OPTIONS,
   ) {
     this.grams = new BlobGrams(store.home);
-    store.onClose(() => this.grams.close());
+    store.onClose(() => {
+      this.closed = true;
+      this.grams.close();
+    });
   }
 
   async grep(req: GrepRequest, scope: ConversationScope) {
@@ -441,7 +449,7 @@ export class LcmGrep {
       if (typeof blob === 'string' && !listed.has(blob) && !memo.tested.has(blob) && this.mayHold(blob, memo)) listed.add(blob);
     }
     if (listed.size < this.options.readAheadMin) return undefined;
-    return ReadAhead.start([...listed], (hash) => this.store.blobs.compressedPathOf(hash));
+    return ReadAhead.start([...listed], (hash) => this.store.blobs.compressedPathOf(hash), this.workerHold);
   }
 
   /** False when this call or the blob's filter already ruled it out. */
