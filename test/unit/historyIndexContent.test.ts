@@ -34,8 +34,8 @@ function answers(db: Database) {
 
 /**
  * The layout before external content, made from a store of today's: history_fts with its own
- * content table holding the same values, the events without terms and fallback times, and the
- * history schema at the version before the migration.
+ * content table holding the same values, the events without terms and fallback times nor the
+ * later index of embeddable events, and the history schema at the version before the migration.
  */
 function toOwnContentLayout(db: Database): void {
   db.exec(`
@@ -48,6 +48,7 @@ function toOwnContentLayout(db: Database): void {
       notindexed=body, notindexed=created_at, notindexed=scope, notindexed=session_id, notindexed=kind, tokenize=simple);
     INSERT INTO ${HISTORY_FTS}(docid, terms, body, created_at, scope, session_id, kind) SELECT * FROM old_index ORDER BY docid;
     DROP TABLE old_index;
+    DROP INDEX events_embeddable;
     UPDATE meta SET value = '3' WHERE key = 'schema:history';
   `);
 }
@@ -89,7 +90,7 @@ describe('history_fts over the events (external content)', () => {
     s.store.close();
     toOwnContentLayout(db);
     expect(queryRows(db, "SELECT count(*) AS n FROM sqlite_master WHERE name = 'history_fts_content'")[0]?.n).toBe(1);
-    expect(migrate(db, STORE_MODULES)).toBe(1);
+    expect(migrate(db, STORE_MODULES)).toBe(2); // external content, then the index of embeddable events
     expect(queryRows(db, "SELECT count(*) AS n FROM sqlite_master WHERE name = 'history_fts_content'")[0]?.n).toBe(0);
     expect(answers(db)).toEqual(expected);
     expect(ftsIntegrity(db)).toBe('ok');

@@ -74,6 +74,16 @@ export interface FilesImported extends Operation {
   files: Pick<FileImported, 'file' | 'sessions'>[];
 }
 
+/**
+ * The events semantic recall embeds (semanticCorpora.ts): what people and agents said. The
+ * index of them is a migration, so this text must not change: a query with other terms would
+ * no longer be answered from the index (SQLite uses a partial index only for a WHERE that holds
+ * its own terms), and would read every event again.
+ */
+export const EMBEDDABLE_EVENTS = "kind IN ('user', 'assistant') AND trim(text) <> ''";
+/** Their ids and hashes: counting and listing them reads this index, never the events' texts. */
+const EMBEDDABLE_EVENTS_MIGRATION = `CREATE INDEX events_embeddable ON events(id, hash) WHERE ${EMBEDDABLE_EVENTS};`;
+
 const MIGRATIONS = [
   `
   CREATE TABLE sessions (
@@ -136,6 +146,8 @@ const MIGRATIONS = [
   WITHHELD_RUNS_MIGRATION,
   FORGOTTEN_MIGRATION,
   EXTERNAL_CONTENT_MIGRATION,
+  // Counting and listing what semantic recall embeds read every event's text: seconds on a large store.
+  EMBEDDABLE_EVENTS_MIGRATION,
 ];
 
 function applyFileImported(db: Database, op: Operation): void {

@@ -1,4 +1,5 @@
 import { queryRows, queryScalar, type Database, type SqlValue } from '../../store/sqlite';
+import { EMBEDDABLE_EVENTS } from '../../history/historySchema';
 import { textHash, type Corpus } from './semanticSchema';
 
 /** A text that has no vector of the model yet, with the hash its vector will carry. */
@@ -22,13 +23,11 @@ const MEMORY_ITEMS = `
   UNION ALL
   SELECT 'fact:' || x.id, x.subject || ' ' || x.predicate || ' ' || x.object FROM facts x WHERE x.retired_at IS NULL`;
 
-const HISTORY_KINDS = "('user', 'assistant')";
-
 const MEMORY_MISSING = `SELECT key, text FROM (${MEMORY_ITEMS}) i WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = i.key AND e.model = ?)`;
 
 const HISTORY_MISSING = `
   SELECT 'event:' || ev.id AS key, ev.text AS text, ev.hash AS hash FROM events ev
-    WHERE ev.kind IN ${HISTORY_KINDS} AND trim(ev.text) <> ''
+    WHERE ${EMBEDDABLE_EVENTS}
       AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = 'event:' || ev.id AND e.model = ? AND e.text_hash = ev.hash)`;
 
 export function missing(db: Database, corpus: Corpus, model: string, limit: number): Todo[] {
@@ -45,14 +44,14 @@ export function missingCount(db: Database, corpus: Corpus, model: string): numbe
 
 /**
  * How many items a corpus has and how many of them lack a vector of `model`, in one pass over
- * them: on a large history that pass reads every event's text, so it is made once, not twice.
+ * them (for the history, over the index of the events it embeds, historySchema.ts).
  */
 export function corpusCounts(db: Database, corpus: Corpus, model: string): { total: number; missing: number } {
   const sql =
     corpus === 'memory'
       ? `SELECT count(*) AS total, coalesce(sum(NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = i.key AND e.model = ?)), 0) AS missing FROM (${MEMORY_ITEMS}) i`
       : `SELECT count(*) AS total, coalesce(sum(NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = 'event:' || ev.id AND e.model = ? AND e.text_hash = ev.hash)), 0) AS missing
-           FROM events ev WHERE ev.kind IN ${HISTORY_KINDS} AND trim(ev.text) <> ''`;
+           FROM events ev WHERE ${EMBEDDABLE_EVENTS}`;
   const row = queryRows(db, sql, [model])[0];
   return { total: Number(row?.total ?? 0), missing: Number(row?.missing ?? 0) };
 }
