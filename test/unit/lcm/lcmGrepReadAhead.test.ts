@@ -70,6 +70,8 @@ describe('lcm_grep reading blobs on a worker thread', () => {
       const readers = started.mock.results.map((r) => r.value as unknown);
       expect(readers.length).toBeGreaterThan(0);
       expect(readers.every((r) => r instanceof ReadAhead)).toBe(true);
+      // Its memory is out of the store's budget while it waits for the next scan.
+      expect(s.store.memoryStatus().reserved_mb?.grep_read_ahead).toBeGreaterThan(0);
     } finally {
       started.mockRestore();
     }
