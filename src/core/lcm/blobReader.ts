@@ -18,8 +18,7 @@ import { BLOB_STATE, BLOB_STATE_SLOTS, readWorkerFile, type BlobWork } from '../
 /**
  * What a worker's memory is reserved through (Store.reserveMemory for one part): called with the
  * bytes the worker holds now, 0 once it has ended. The budget shrinks the chunk cache by as much,
- * so a process scanning its largest blobs stays within it (the owner's peak on the 5 GB bench
- * was a regex scan's read-ahead, which nothing reserved).
+ * so a process scanning its largest blobs stays within it.
  */
 export type MemoryHold = (bytes: number) => void;
 
@@ -82,7 +81,7 @@ class IdleWorker {
   }
 }
 
-/** A worker thread's own resident memory, waiting for work (its isolate and the bundle; 11.2 MB measured). */
+/** A worker thread's own resident memory while it waits for work: its isolate and the bundle (docs/performance.md, GREPHOLD). */
 const WORKER_BYTES = 12 * 1024 * 1024;
 
 /** How long an idle worker is kept for the next scan. */

@@ -104,8 +104,7 @@ export function newestWindow(db: Database, table: string, words: readonly string
 /**
  * Documents holding `word` (a phrase), counted up to `cap`; OVER_BUDGET past it. FTS4 reads a
  * single phrase's doclist incrementally, so this reads about `cap` docids however common the
- * word is (sql.js, 200,000 rows: 0.6–1.6 ms for a word in all of them, where its full doclist
- * takes 10–19 ms).
+ * word is, where matchinfo 'x' reads the whole doclist (docs/performance.md, CAPPEDCOUNTS).
  */
 function documentsUpTo(db: Database, table: string, word: string, cap: number): number {
   const n = withCachedStatement(db, `SELECT count(*) FROM (SELECT docid FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`, [`"${word.replace(/"/g, '')}"`, cap + 1], (stmt) => (stmt.step() ? Number(stmt.get()[0]) : 0));
