@@ -33,7 +33,7 @@ describe('the events semantic recall embeds', () => {
     expect(todo[0]).toBe(`event:${newest[3]?.id}`);
     expect(todo.slice(1)).toEqual(scanned("SELECT 'event:' || ev.id AS key FROM events ev WHERE ev.kind IN ('user', 'assistant') AND trim(ev.text) <> '' AND ev.id < " + Number(newest[9]?.id) + ' ORDER BY ev.id DESC LIMIT 4').map((r) => r.key));
 
-    // Both are answered from the index, never by reading every event's row.
+    // The count is answered from the index, never by reading every event's row (the listing's answers are checked above).
     const plan = (sql: string) => queryRows(db, `EXPLAIN QUERY PLAN ${sql}`, ['m']).map((r) => String(r.detail)).join(' | ');
     const counted = plan("SELECT count(*) FROM events ev WHERE kind IN ('user', 'assistant') AND trim(text) <> '' AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = 'event:' || ev.id AND e.model = ?)");
     expect(counted).toMatch(/SCAN ev USING (COVERING )?INDEX events_embeddable/);
