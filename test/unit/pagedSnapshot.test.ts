@@ -227,7 +227,7 @@ describe('paged snapshot (frame version 3)', () => {
     expect(fs.existsSync(spillFile)).toBe(false);
   });
 
-  it('clean chunks the cache drops are reloaded from their uncompressed copies, a written chunk never from a stale one, through checkpoints; without a writable copies file nothing changes', async () => {
+  it('clean chunks the cache drops are read again from their uncompressed copies, page by page and then whole, a written chunk never from a stale one, through checkpoints; without a writable copies file nothing changes', async () => {
     const chunkBytes = 16384;
     const SQL = await loadSqlJs(WASM_PATH);
     const { home, database } = await sampleStore(40);
@@ -258,10 +258,13 @@ describe('paged snapshot (frame version 3)', () => {
       expect(stats.reloads).toBeGreaterThan(10);
       if (copyFile.includes('no such folder')) {
         expect(stats.copyReads).toBe(0);
+        expect(stats.copyPageReads).toBe(0);
         expect(stats.copiedChunks).toBe(0);
       } else {
         expect(stats.copiedChunks).toBeGreaterThan(3);
         expect(stats.copyReads).toBeGreaterThan(10);
+        // Most pages of a dropped chunk come straight from its copy, without loading it again.
+        expect(stats.copyPageReads).toBeGreaterThan(stats.copyReads);
         expect(fs.existsSync(copyFile)).toBe(true);
       }
       paged.close();

@@ -44,8 +44,9 @@ export class ChunkCopies {
   private limit = 0;
   /** Whether the last look found no more room: past `limit`, only replacement. */
   private full = false;
-  /** Reloads served by a copy. */
+  /** Reloads served by a copy, and pages read from one without loading its chunk. */
   reads = 0;
+  partReads = 0;
 
   constructor(
     file: string,
@@ -102,6 +103,25 @@ export class ChunkCopies {
       this.slotOf.delete(i);
       this.slotOf.set(i, slot);
       this.reads++;
+      return data;
+    } catch {
+      this.drop(i);
+      return undefined;
+    }
+  }
+
+  /**
+   * `length` bytes of chunk i's copy from `offset` (a page SQLite asked for), without loading the
+   * chunk; undefined as for `read`.
+   */
+  readPart(i: number, offset: number, length: number): Buffer | undefined {
+    const slot = this.slotOf.get(i);
+    if (slot === undefined) return undefined;
+    try {
+      const data = this.file.readPart(slot, offset, length);
+      this.slotOf.delete(i);
+      this.slotOf.set(i, slot);
+      this.partReads++;
       return data;
     } catch {
       this.drop(i);

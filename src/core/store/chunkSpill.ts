@@ -62,13 +62,24 @@ export class ChunkSpill {
 
   /** The `length` bytes in `slot`, into `into` when given. Throws on a read error (the caller treats it as a damaged chunk). */
   read(slot: number, length: number, into?: Buffer): Buffer {
-    const fd = this.fd;
-    if (fd === undefined) throw new Error('the spill file is closed');
     const buf = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
-    const done = readFully(fd, buf, slot * this.chunkBytes);
-    if (done < length) throw new Error(`the spill file ends ${length - done} bytes short of slot ${slot}`);
+    this.readInto(slot, 0, buf);
     this.reads++;
     return buf;
+  }
+
+  /** `length` bytes of `slot` from `offset` into it, in a new buffer. Throws as `read` does. */
+  readPart(slot: number, offset: number, length: number): Buffer {
+    const buf = Buffer.allocUnsafe(length);
+    this.readInto(slot, offset, buf);
+    return buf;
+  }
+
+  private readInto(slot: number, offset: number, buf: Buffer): void {
+    const fd = this.fd;
+    if (fd === undefined) throw new Error('the spill file is closed');
+    const done = readFully(fd, buf, slot * this.chunkBytes + offset);
+    if (done < buf.length) throw new Error(`the spill file ends ${buf.length - done} bytes short of slot ${slot}`);
   }
 
   /** The slot no longer holds a chunk's current bytes. */

@@ -30,9 +30,10 @@ export function memoryReport(budget: MemoryBudget, dbFile: DatabaseFile, pressur
       unsaved_mb: mb(cache ? cache.unsavedChunks * chunk : 0),
       spills: cache?.spillWrites ?? 0,
       spill_file_mb: mb(cache?.spillFileBytes ?? 0),
-      // Uncompressed copies of chunks the cache dropped (chunkCopies.ts): disk, not memory; `copy_reloads` of the reloads read one instead of decompressing.
+      // Uncompressed copies of chunks the cache dropped (chunkCopies.ts): disk, not memory; `copy_reloads` of the reloads read one instead of decompressing, `copy_page_reads` pages read from one without reloading its chunk.
       copies_mb: mb(cache ? cache.copiedChunks * chunk : 0),
       copy_reloads: cache?.copyReads ?? 0,
+      copy_page_reads: cache?.copyPageReads ?? 0,
       evictions: cache?.evictions ?? 0,
       reloads: cache?.reloads ?? 0,
       pressure_checkpoints: pressureCheckpoints,

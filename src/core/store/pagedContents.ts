@@ -11,6 +11,15 @@ import { ioError } from './damagedRead';
 const MAX_PAGE = 65536;
 
 /**
+ * Pages of a dropped chunk read straight from its copy before the chunk is loaded whole again.
+ * A page is one small read; a load is a read of the whole chunk (64 pages of 4 KB) plus the
+ * chunk it pushes out. On a store larger than the cache most dropped chunks are asked for a
+ * page or two and then dropped again before a third, so loading each on the first ask was
+ * nearly all waste; a chunk asked for this many pages is one a query is walking through.
+ */
+const PAGES_BEFORE_LOAD = 16;
+
+/**
  * What a checkpoint takes from the contents: per chunk either a reference to the old file's
  * compressed bytes (read, checked and copied one at a time as the new file is written, so a
  * checkpoint never holds the whole file) or the new bytes: a copy, or for a checkpoint that
@@ -48,9 +57,10 @@ export interface CacheStats {
   /** Clean chunks dropped to stay within `cacheBytes`, and chunks read again after that. */
   evictions: number;
   reloads: number;
-  /** Dropped clean chunks with an uncompressed copy on disk now, and reloads served by one. */
+  /** Dropped clean chunks with an uncompressed copy on disk now, reloads served by one, and pages read from one without a reload. */
   copiedChunks: number;
   copyReads: number;
+  copyPageReads: number;
 }
 
 /**
@@ -79,6 +89,8 @@ export class PagedContents {
   private readonly eviction: ChunkEviction;
   /** Chunks ever evicted, so a load of one counts as a reload. */
   private evicted = new Uint8Array(0);
+  /** Per chunk, the pages read from its copy since it was last dropped (PAGES_BEFORE_LOAD). */
+  private pagesFromCopy = new Uint8Array(0);
   private evictions = 0;
   private reloads = 0;
   /**
@@ -169,6 +181,7 @@ export class PagedContents {
       reloads: this.reloads,
       copiedChunks: this.copies?.size ?? 0,
       copyReads: this.copies?.reads ?? 0,
+      copyPageReads: this.copies?.partReads ?? 0,
     };
   }
 
@@ -309,8 +322,12 @@ export class PagedContents {
         const grown = new Uint8Array(Math.max(i + 1, this.frame.count));
         grown.set(this.evicted);
         this.evicted = grown;
+        const pages = new Uint8Array(grown.length);
+        pages.set(this.pagesFromCopy);
+        this.pagesFromCopy = pages;
       }
       this.evicted[i] = 1;
+      this.pagesFromCopy[i] = 0;
     }
   }
 
@@ -318,7 +335,7 @@ export class PagedContents {
     if (end - start > MAX_PAGE) this.detached = true; // a whole-file copy: the file system is replacing us
     const cb = this.chunkBytes;
     const first = Math.floor(start / cb);
-    if (end <= (first + 1) * cb) return this.chunk(first).subarray(start - first * cb, end - first * cb);
+    if (end <= (first + 1) * cb) return this.pageFromCopy(first, start - first * cb, end - start) ?? this.chunk(first).subarray(start - first * cb, end - first * cb);
     const out = new Uint8Array(Math.max(0, end - start));
     for (let at = start; at < end; ) {
       const i = Math.floor(at / cb);
@@ -345,6 +362,21 @@ export class PagedContents {
       done += n;
     }
     this.size = Math.max(this.size, position + bytes.length);
+  }
+
+  /**
+   * `length` bytes of dropped chunk i from `offset`, read from its copy without loading the
+   * chunk, until it has been asked for PAGES_BEFORE_LOAD pages; undefined then, or when it is
+   * held or has no copy, and `chunk` serves it. The copy holds the chunk's bytes as they were when
+   * dropped, and a chunk's copy goes when it is written (`set`), so the page is the chunk's.
+   */
+  private pageFromCopy(i: number, offset: number, length: number): Buffer | undefined {
+    if (this.chunks[i] || !this.copies || this.damage || (this.pagesFromCopy[i] ?? PAGES_BEFORE_LOAD) >= PAGES_BEFORE_LOAD || !this.copies.has(i)) return undefined;
+    const page = this.copies.readPart(i, offset, length);
+    if (!page) return undefined;
+    this.pagesFromCopy[i] = (this.pagesFromCopy[i] as number) + 1;
+    this.readOrder.asking(i);
+    return page;
   }
 
   /** Chunk i at full chunk size, loaded from the snapshot (checked) or zeroed past its end. */

@@ -47,6 +47,7 @@ const output = z.object({
       spill_file_mb: z.number(),
       copies_mb: z.number(),
       copy_reloads: z.number(),
+      copy_page_reads: z.number(),
       evictions: z.number(),
       reloads: z.number(),
       pressure_checkpoints: z.number(),
