@@ -10,7 +10,7 @@ import { SEMANTIC_CANDIDATES } from '../src/core/memory/recall/recallService';
 import { SignTable } from '../src/core/memory/semantic/signTable';
 import { addBenchVectors, type VectorFigures } from './benchVectors';
 import { bulkLoad } from './bulkLoad';
-import { printSelfTime, profiled } from './cpuProfile';
+import { printNativeCallers, printSelfTime, profiled } from './cpuProfile';
 import { sqlProfile } from './sqlProfile';
 import type { BenchContext } from './context';
 import { defaultFixturesDir, loadVocabulary, messageGenerator } from './corpus';
@@ -214,6 +214,7 @@ export async function runContextSection(ctx: BenchContext): Promise<void> {
         for (const a of all) await getContextTool.run({ query: a.q }, s, { client: 'bench' });
       });
       printSelfTime(profile);
+      printNativeCallers(profile);
       console.log('');
       note('the same round again, time inside SQLite per statement:');
       const sql = sqlProfile(s.store.db);

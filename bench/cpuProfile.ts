@@ -54,3 +54,30 @@ export function printSelfTime(profile: CpuProfile, top = 18): void {
   const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
   table(['function (self time)', 'ms', 'share'], rows.map(([k, v]) => [k.length > 90 ? `${k.slice(0, 89)}…` : k, v.toFixed(1), `${((v / total) * 100).toFixed(1)}%`]));
 }
+
+/**
+ * For the functions with the most self time that have no source of their own (the runtime's
+ * `read`, a port's `dispatch`), the chains of callers that spent it: a native name alone does
+ * not say which part of Recollect called it.
+ */
+export function printNativeCallers(profile: CpuProfile, top = 3, depth = 4): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const name = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.split('/').pop() ?? ''}:${n.callFrame.lineNumber + 1}`;
+  const chains = new Map<string, Map<string, number>>();
+  profile.samples.forEach((id, i) => {
+    const n = byId.get(id);
+    if (!n || n.callFrame.url || /^\(|wasm/.test(n.callFrame.functionName)) return;
+    const up: string[] = [];
+    for (let p = parent.get(id); p !== undefined && up.length < depth; p = parent.get(p)) up.push(name(byId.get(p) as ProfileNode));
+    const per = chains.get(n.callFrame.functionName) ?? new Map<string, number>();
+    const key = up.join(' ← ');
+    per.set(key, (per.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+    chains.set(n.callFrame.functionName, per);
+  });
+  const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  for (const [fn, per] of [...chains.entries()].sort((a, b) => total(b[1]) - total(a[1])).slice(0, top)) {
+    table([`callers of ${fn} (${total(per).toFixed(1)} ms)`, 'ms'], [...per.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, v]) => [k.length > 140 ? `${k.slice(0, 139)}…` : k, v.toFixed(1)]));
+  }
+}
