@@ -69,11 +69,28 @@ describe('the bundled model when idle', () => {
     expect(restarted.memory.reserved_mb?.embedding_model).toBe(MODEL_MEMORY_BYTES / MB);
   }, 120_000);
 
+  it('is not started by memory_status: a process that never searches never holds it', async () => {
+    const s = await openServices({ home: tempHome('model-unstarted'), wasmPath: WASM_PATH }, {
+      embeddings: bundledModel(DIST),
+      semanticBackground: false,
+    });
+    open.push(s);
+    await call(s, 'remember', { statement: NOTES[0] as string });
+    const status = (await call(s, 'memory_status', {})) as unknown as Status;
+    expect(status).toMatchObject({ semantic: true, embeddings: { loaded: false } });
+    expect(status.memory.reserved_mb?.embedding_model).toBeUndefined();
+    expect(s.semantic.state().loaded).toBe(false);
+    // The first search starts it.
+    expect((await s.semantic.nearest('where is the car?', { corpus: 'memory', k: 1 })).ok).toBe(true);
+    expect(((await call(s, 'memory_status', {})) as unknown as Status).embeddings.loaded).toBe(true);
+  }, 120_000);
+
   it('gives the same vectors before and after a stop, and is not stopped while work is queued', async () => {
     const reserved: number[] = [];
     const model = new LocalEmbedder({ local: { ...bundledModel(DIST).local, idleMs: 300 } }, (bytes) => reserved.push(bytes));
     try {
       const texts = ['the staging password rotates', 'a cat at the vet'];
+      expect(model.idle).toBe(true); // not started yet
       const before = await model.embed(texts, 60_000);
       // Longer than the idle time, but the thread is busy throughout: it must not stop under it.
       const bulk = await model.embed(Array.from({ length: 40 }, (_, i) => `note number ${i} about the garage`), 60_000);
@@ -81,7 +98,7 @@ describe('the bundled model when idle', () => {
       expect(model.idleStops).toBe(0);
       await until(() => !model.loaded, 10_000);
       expect(model.idleStops).toBe(1);
-      expect(model.stopped).toBe(true);
+      expect(model.idle).toBe(true);
       expect(reserved).toEqual([MODEL_MEMORY_BYTES, 0]);
       const after = await model.embed(texts, 60_000);
       expect(after.map((v) => Array.from(v))).toEqual(before.map((v) => Array.from(v)));

@@ -22,10 +22,10 @@ export interface Embedder {
    */
   embed(texts: readonly string[], timeoutMs: number, priority?: boolean): Promise<Float32Array[]>;
   /**
-   * The bundled model only: whether its thread holds the model now, and whether it was stopped
-   * for being idle (it starts again at the next embed).
+   * The bundled model only: whether its thread holds the model now, and whether the thread is
+   * not running for no failure (not started yet, or stopped for being idle; the next embed starts it).
    */
   readonly loaded?: boolean;
-  readonly stopped?: boolean;
+  readonly idle?: boolean;
   close(): void;
 }

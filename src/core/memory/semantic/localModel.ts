@@ -113,9 +113,12 @@ export class LocalEmbedder implements Embedder {
     return this.worker !== undefined && this.ready;
   }
 
-  /** The thread was stopped for being idle, not by a failure: it starts again on the next embed. */
-  get stopped(): boolean {
-    return this.worker === undefined && this.failed === undefined && this.idleStops > 0;
+  /**
+   * The thread is not running, and not for a failure: it was never started or was stopped for
+   * being idle, and the next embed starts it.
+   */
+  get idle(): boolean {
+    return this.worker === undefined && this.failed === undefined;
   }
 
   get source(): string {

@@ -147,11 +147,14 @@ export class SemanticService {
 
   /**
    * Asks the model for one vector (at most once a minute), so `semantic` says whether it can
-   * answer now. A bundled model stopped for being idle after it answered is not started again
-   * for this: its last answer stands, and the next search starts it.
+   * answer now. A bundled model whose thread is not running (not started yet, or stopped for
+   * being idle) is not started for this: starting it costs its whole reservation in the
+   * budget, which a one-shot process such as an import asking memory_status cannot spare. Its
+   * files are there (or it would not be configured) and its last answer, if any, stands; the
+   * next search starts it and reports a failure to load.
    */
   async probe(): Promise<SemanticState> {
-    const idle = this.embedder?.stopped === true && this.lastProbe?.error === undefined;
+    const idle = this.embedder?.idle === true && this.lastProbe?.error === undefined;
     if (this.embedder && !idle && (!this.lastProbe || this.store.now - this.lastProbe.at > PROBE_TTL_MS)) {
       await this.embedQuery('recollect probe', PROBE_TIMEOUT_MS);
     }
