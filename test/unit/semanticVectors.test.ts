@@ -3,9 +3,10 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EmbeddingConfig } from '../../src/core/memory/semantic/embeddingClient';
 import { SemanticService } from '../../src/core/memory/semantic/semanticService';
+import { VectorCache } from '../../src/core/memory/semantic/vectorCache';
 import { bytesPerVector, decodeVector, encodeVectors, unit } from '../../src/core/memory/semantic/vectorCodec';
 import { openServices } from '../../src/core/services';
-import { queryScalar } from '../../src/core/store/sqlite';
+import { queryRows, queryScalar } from '../../src/core/store/sqlite';
 import { startEmbeddingsServer } from './helpers/embeddingsServer';
 import { callTool as call } from './helpers/memoryCall';
 import { tempHome, WASM_PATH } from './helpers/tempStore';
@@ -116,6 +117,45 @@ describe('stored vectors', () => {
         expect(got).toEqual(reference(q, k, scope, includeHistory));
       }
     }
+    s.store.close();
+  });
+
+  it('leave superseded facts out of a ranking of current memory before its passes, as values are superseded and arrive out of order', async () => {
+    const s = await openServices({ home: tempHome('semantic-current'), wasmPath: WASM_PATH }, { embeddings: config, semanticBackground: false });
+    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
+    const save = (id: string, i: number, object: string, at: number) =>
+      s.store.commit(() => ({ op: { op: 'memory.fact.saved', at, id, subject: `${words[i % 12]} service ${i}`, predicate: 'uses', object, scope: 'global', source: 'test', statement: null, cites: [] }, result: undefined }));
+    for (let i = 0; i < 30; i++) await call(s, 'remember', { statement: `${words[i % 12]} ${words[(i * 5) % 12]} entry ${i}` });
+    for (let i = 0; i < 40; i++) await save(`f${i}-first`, i, `${words[(i * 7) % 12]} first`, 1_000_000 + i);
+    // Sign passes over every vector, over vectors paged from their file, and a scan of all of them.
+    const caches = [{ coarseFrom: 10, rescore: 5 }, { coarseFrom: 10, rescore: 5, residentSigns: 16 }, { coarseFrom: Number.MAX_SAFE_INTEGER, rescore: 0 }].map((o) => new VectorCache(s.store, o));
+    const check = async (superseded: number) => {
+      await s.semantic.indexAll();
+      const historical = new Set(queryRows(s.store.db, 'SELECT id FROM facts WHERE superseded_at IS NOT NULL').map((r) => `fact:${String(r.id)}`));
+      expect(historical.size).toBe(superseded);
+      const all = queryRows(s.store.db, "SELECT key FROM embeddings WHERE corpus = 'memory'").map((r) => String(r.key));
+      const current = all.filter((k) => !historical.has(k)).sort();
+      for (const cache of caches) {
+        for (const query of ['alpha bravo', 'kilo lima first', 'echo second', 'india juliet hotel']) {
+          const q = Float32Array.from(vectorOf(query));
+          // Everything asked for: every current key once, none superseded.
+          expect(cache.ordered(config.model, 'memory', q, 1_000, true).map((r) => r.key).sort()).toEqual(current);
+          expect(cache.ordered(config.model, 'memory', q, 1_000).map((r) => r.key).sort()).toEqual([...all].sort());
+          // A pool smaller than the corpus holds as many as asked for, all current.
+          const pool = cache.ordered(config.model, 'memory', q, 8, true);
+          expect(pool.length).toBeGreaterThanOrEqual(8);
+          expect(pool.filter((r) => historical.has(r.key))).toEqual([]);
+        }
+      }
+    };
+    await check(0);
+    // Later values supersede half of them: the log names each, read past where the caches last read.
+    for (let i = 0; i < 20; i++) await save(`f${i}-second`, i, `${words[(i * 11) % 12]} second`, 2_000_000 + i);
+    await check(20);
+    // Values older than the current ones, arriving late (a team pool): recorded already superseded, embedded after.
+    for (let i = 20; i < 30; i++) await save(`f${i}-older`, i, `${words[(i * 3) % 12]} older`, 500_000 + i);
+    await check(30);
+    for (const cache of caches) cache.close();
     s.store.close();
   });
 

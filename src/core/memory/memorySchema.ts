@@ -7,7 +7,7 @@ import { insertEntryRow, recordDailyStat, type EntryRow } from './vault/indexRow
 import { MEMORY_FTS_TABLE } from './vault/tableNames';
 import { vaultAppliers } from './vault/vaultAppliers';
 import { NOTE_PATHS_MIGRATION, VAULT_MIGRATION, VAULT_RECORD_VERSION_MIGRATION, type FileStat } from './vault/vaultSchema';
-import { EMBEDDINGS_MIGRATION, semanticAppliers } from './semantic/semanticSchema';
+import { EMBEDDINGS_MIGRATION, semanticAppliers, SUPERSEDED_LOG_MIGRATION } from './semantic/semanticSchema';
 
 export const MEMORY_FTS = MEMORY_FTS_TABLE;
 
@@ -113,6 +113,7 @@ const MIGRATIONS = [
    DROP INDEX notes_by_path_time;
    CREATE INDEX notes_by_path_time ON notes(path, created_at, retired_at, fts_docid);
    CREATE INDEX ${MEMORY_FTS}_by_docid ON ${MEMORY_FTS}_content(docid, c2created_at, c3scope, c4ref);`,
+  SUPERSEDED_LOG_MIGRATION,
 ];
 
 function applyFactSaved(db: Database, op: Operation): void {

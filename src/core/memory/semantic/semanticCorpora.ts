@@ -124,3 +124,20 @@ function resolveChunk(db: Database, corpus: Corpus, model: string, keys: readonl
     }
   }
 }
+
+/** The memory keys among `keys` that are superseded facts now. */
+export function supersededFacts(db: Database, keys: readonly string[]): Set<string> {
+  const ids = keys.filter((k) => k.startsWith('fact:')).map((k) => k.slice(5));
+  const out = new Set<string>();
+  for (let i = 0; i < ids.length; i += RESOLVE_CHUNK) {
+    const part = ids.slice(i, i + RESOLVE_CHUNK);
+    for (const r of queryRows(db, `SELECT id FROM facts WHERE superseded_at IS NOT NULL AND id IN (${list(part.length)})`, part)) out.add(`fact:${String(r.id)}`);
+  }
+  return out;
+}
+
+/** The facts whose superseded state changed after row `after` of `facts_superseded_log`, as memory keys, and the last row. */
+export function supersededSince(db: Database, after: number): { keys: string[]; last: number } {
+  const rows = queryRows(db, 'SELECT seq, fact_id FROM facts_superseded_log WHERE seq > ? ORDER BY seq', [after]);
+  return { keys: [...new Set(rows.map((r) => `fact:${String(r.fact_id)}`))], last: rows.length ? Number(rows[rows.length - 1]?.seq) : after };
+}

@@ -53,6 +53,21 @@ export const EMBEDDINGS_MIGRATION = `
     BEGIN UPDATE embeddings_gone SET n = n + 1; END;
 `;
 
+/**
+ * `facts_superseded_log` names each fact whose superseded state changed (a value superseded,
+ * one recorded already superseded by a later one), in order, so the vector cache updates which
+ * of its vectors are superseded facts from the rows past the last it read, without reading the
+ * facts again (vectorCache.ts). Facts are never deleted, and superseded_at is never cleared.
+ */
+export const SUPERSEDED_LOG_MIGRATION = `
+  CREATE TABLE facts_superseded_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, fact_id TEXT NOT NULL);
+  CREATE TRIGGER facts_superseded_updated AFTER UPDATE OF superseded_at ON facts
+    WHEN (OLD.superseded_at IS NULL) <> (NEW.superseded_at IS NULL)
+    BEGIN INSERT INTO facts_superseded_log(fact_id) VALUES (NEW.id); END;
+  CREATE TRIGGER facts_superseded_inserted AFTER INSERT ON facts WHEN NEW.superseded_at IS NOT NULL
+    BEGIN INSERT INTO facts_superseded_log(fact_id) VALUES (NEW.id); END;
+`;
+
 /** What an embedding key stands for: an entry, one chunk of a note, a fact's value, or a chat event. */
 export function embeddingText(db: Database, key: string): string | undefined {
   let v: unknown;

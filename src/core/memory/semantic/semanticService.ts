@@ -268,21 +268,24 @@ export class SemanticService {
   }
 
   /**
-   * `nearest` for a query vector already made (the same model's). The ranked keys are resolved
-   * in rank order, a slice at a time, until `k` pass the filters: most of a slice passes, so
-   * few more keys are read than are returned.
+   * `nearest` for a query vector already made (the same model's). Superseded facts are left out
+   * of the ranking itself unless history is asked for. The ranked keys are resolved in rank
+   * order, a slice at a time, until `k` pass the filters: most of a slice passes, so few more
+   * keys are read than are returned, and without a scope or a time range nearly all of it.
    */
   rank(query: Float32Array, opts: Omit<NearestOptions, 'timeoutMs'>): NearestHit[] {
     const e = this.embedder;
     if (!e || opts.k <= 0) return [];
     const size = this.vectors.size(e.model, opts.corpus);
     const db = this.store.db;
-    let want = Math.min(size, Math.max(opts.k * 4, 64));
+    const filtered = opts.scope !== undefined || opts.since !== undefined || opts.before !== undefined;
+    let want = Math.min(size, Math.max(filtered ? opts.k * 4 : Math.ceil(opts.k * 1.25), 64));
     for (;;) {
-      const ranked = this.vectors.ordered(e.model, opts.corpus, query, want);
+      const ranked = this.vectors.ordered(e.model, opts.corpus, query, want, !opts.includeHistory);
       const hits: NearestHit[] = [];
       for (let at = 0; at < ranked.length; ) {
-        const slice = ranked.slice(at, at + Math.max(RESOLVE_SLICE, 2 * (opts.k - hits.length)));
+        const left = opts.k - hits.length;
+        const slice = ranked.slice(at, at + Math.max(RESOLVE_SLICE, filtered ? 2 * left : left + (left >> 3)));
         at += slice.length;
         const found = resolveKeys(db, opts.corpus, e.model, slice.map((r) => r.key));
         for (const r of slice) {

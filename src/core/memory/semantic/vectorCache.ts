@@ -6,6 +6,7 @@ import { SignTable } from './signTable';
 import { bytesPerVector, unit } from './vectorCodec';
 import { VectorRecords } from './vectorRecords';
 import { bestByTwoBits, byteSums, magnitudeBits, type TwoBits } from './twoBitPass';
+import { supersededFacts, supersededSince } from './semanticCorpora';
 
 /**
  * One model's vectors of one corpus. Memory holds which slot holds which key, the signs the
@@ -43,6 +44,14 @@ interface Loaded {
   pending: Uint8Array[];
   pendingBits: Uint8Array[];
   pendingFrom: number;
+  /**
+   * Memory only: 1 by slot where the key is a superseded fact, so a ranking of current memory
+   * leaves those out before its passes instead of resolving them after; kept exact by checking
+   * each new key and each fact `facts_superseded_log` names past `supersededSeen`.
+   */
+  historical: Uint8Array;
+  historicalCount: number;
+  supersededSeen: number;
 }
 
 /**
@@ -104,16 +113,18 @@ export class VectorCache {
   /**
    * Keys in order of similarity to `query` (cosine, best first; ties by key): every vector when
    * there are few, else the nearest by sign, at least `max(rescore, 3 × want)` of them, each
-   * scored exactly by its bytes. The caller walks the list until it has what it needs, so a
-   * filter that drops many (superseded facts, another scope) costs no second ranking.
+   * scored exactly by its bytes. `current` leaves superseded facts out of every pass. The caller
+   * walks the list until it has what it needs, so a filter that drops many (another scope) costs
+   * no second ranking.
    */
-  ordered(model: string, corpus: Corpus, query: Float32Array, want: number): Ranked[] {
+  ordered(model: string, corpus: Corpus, query: Float32Array, want: number, current = false): Ranked[] {
     const m = this.sync(model, corpus);
     if (!m || !m.records || m.dims !== query.length || want <= 0) return [];
     const q = unit(query);
     const n = m.slots.count;
     const pool = Math.max(this.ranking.rescore, want);
-    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySigns(m, q, pool, this.signBlock) : everyIndex(n);
+    const skip = current && m.historicalCount > 0 ? m.historical : undefined;
+    const candidates = n >= this.ranking.coarseFrom && pool < n ? nearestBySigns(m, q, pool, this.signBlock, skip) : everyIndex(n, skip);
     const layout = layoutOf(m.dims);
     const bytes = m.records.read(candidates);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -158,6 +169,7 @@ export class VectorCache {
     // One row per blob, its keys and positions as JSON arrays: reading 70,000 rows one by one
     // costs sql.js seconds, the grouped read a fraction. A key has one row at a time (the
     // applier deletes the older ones), so the order of rows does not matter within a read.
+    const addedFacts = new Map<string, number>();
     const groups = queryRows(
       db,
       `SELECT blob, dims, max(id) AS max_id, json_group_array(key) AS keys, json_group_array(idx) AS idxs
@@ -195,6 +207,7 @@ export class VectorCache {
         let at = m.slots.get(key);
         if (at === undefined) {
           at = m.slots.add(key);
+          if (corpus === 'memory' && key.startsWith('fact:')) addedFacts.set(key, at);
           // Every earlier vector's bits are queued for their file already: from here the table holds one block of signs at a time.
           if (!m.paged && m.slots.count > (this.ranking.residentSigns ?? RESIDENT_SIGNS)) {
             m.paged = true;
@@ -230,6 +243,7 @@ export class VectorCache {
       });
     }
     flush(m);
+    if (corpus === 'memory') markSuperseded(m, db, addedFacts);
     this.loaded.set(name, m);
     this.store.reserveMemory('vectors', this.heldBytes());
     return m;
@@ -243,7 +257,7 @@ export class VectorCache {
   heldBytes(): number {
     let bytes = 0;
     for (const m of this.loaded.values()) {
-      bytes += (m.signs?.byteLength ?? 0) + m.magnitudes.byteLength + m.slots.byteLength + m.longKeyBytes + (m.records?.heldBytes ?? 0) + (m.bitFile?.heldBytes ?? 0);
+      bytes += (m.signs?.byteLength ?? 0) + m.magnitudes.byteLength + m.historical.byteLength + m.slots.byteLength + m.longKeyBytes + (m.records?.heldBytes ?? 0) + (m.bitFile?.heldBytes ?? 0);
     }
     return bytes;
   }
@@ -278,7 +292,7 @@ function fresh(db: Database, gone: number, records: VectorRecords | undefined, b
     db, version: -1, maxId: 0, gone, dims: 0,
     slots: new KeySlots((slot) => keyAtSlot(m, slot)),
     records, longKeys: new Map(), longKeyBytes: 0, signs: undefined, magnitudes: new Uint8Array(0), paged: false, bitFile,
-    pending: [], pendingBits: [], pendingFrom: 0,
+    pending: [], pendingBits: [], pendingFrom: 0, historical: new Uint8Array(0), historicalCount: 0, supersededSeen: 0,
   };
   return m;
 }
@@ -332,9 +346,9 @@ function score(codes: Int8Array, at: number, dims: number, q: Float32Array): num
   return dot;
 }
 
-/** The `pool` vectors nearest by their signs: the nearest WIDEN × `pool` by distance, then the best `pool` of those at two bits a dimension (twoBitPass.ts). */
-function nearestBySigns(m: Loaded, q: Float32Array, pool: number, block: number): Uint32Array {
-  const wide = nearestByHamming(m, q, pool * WIDEN, block);
+/** The `pool` vectors nearest by their signs, but those `skip` marks: the nearest WIDEN × `pool` by distance, then the best `pool` of those at two bits a dimension (twoBitPass.ts). */
+function nearestBySigns(m: Loaded, q: Float32Array, pool: number, block: number, skip: Uint8Array | undefined): Uint32Array {
+  const wide = nearestByHamming(m, q, pool * WIDEN, block, skip);
   if (wide.length <= pool) return wide;
   const stride = (m.signs as SignTable).stride;
   let bits: TwoBits;
@@ -346,24 +360,51 @@ function nearestBySigns(m: Loaded, q: Float32Array, pool: number, block: number)
 }
 
 /** The `pool` vectors whose signs differ from the query's in the fewest dimensions (a histogram over distances, so linear). */
-function nearestByHamming(m: Loaded, q: Float32Array, pool: number, block: number): Uint32Array {
+function nearestByHamming(m: Loaded, q: Float32Array, pool: number, block: number, skip: Uint8Array | undefined): Uint32Array {
   const n = m.slots.count;
   const dist = m.paged ? pagedDistances(m, q, n, block) : (m.signs as SignTable).distances(q, n);
-  const histogram = new Uint32Array(m.dims + 1);
+  // A skipped slot is put past every distance, where neither the histogram nor the cut sees it.
+  if (skip) for (let i = 0; i < n; i++) if (skip[i]) dist[i] = m.dims + 1;
+  const histogram = new Uint32Array(m.dims + 2);
   for (let i = 0; i < n; i++) histogram[dist[i] as number] = (histogram[dist[i] as number] as number) + 1;
   let cut = 0;
   for (let seen = 0; cut <= m.dims && seen + (histogram[cut] as number) < pool; cut++) seen += histogram[cut] as number;
   let count = 0;
-  for (let c = 0; c <= cut && c <= m.dims; c++) count += histogram[c] as number;
+  cut = Math.min(cut, m.dims);
+  for (let c = 0; c <= cut; c++) count += histogram[c] as number;
   const out = new Uint32Array(count);
   for (let i = 0, j = 0; i < n; i++) if ((dist[i] as number) <= cut) out[j++] = i;
   return out;
 }
 
-function everyIndex(n: number): Uint32Array {
+/** Every slot below n, but those `skip` marks. */
+function everyIndex(n: number, skip?: Uint8Array): Uint32Array {
   const out = new Uint32Array(n);
-  for (let i = 0; i < n; i++) out[i] = i;
-  return out;
+  let j = 0;
+  for (let i = 0; i < n; i++) if (!skip?.[i]) out[j++] = i;
+  return j === n ? out : out.slice(0, j);
+}
+
+/**
+ * Marks the slots of superseded facts: of the facts just given a slot, and of the facts whose
+ * state changed since the log was last read (a fact without a slot yet is checked when it gets one).
+ */
+function markSuperseded(m: Loaded, db: Database, added: Map<string, number>): void {
+  const changed = supersededSince(db, m.supersededSeen);
+  m.supersededSeen = changed.last;
+  const slots = new Map(added);
+  for (const key of changed.keys) {
+    const at = slots.has(key) ? slots.get(key) : m.slots.get(key);
+    if (at !== undefined) slots.set(key, at);
+  }
+  if (!slots.size) return;
+  if (m.historical.length < m.slots.count) m.historical = placed(m.historical, m.slots.count - 1, new Uint8Array(1)); // past its old end: nothing marked
+  const superseded = supersededFacts(db, [...slots.keys()]);
+  for (const [key, at] of slots) {
+    const now = superseded.has(key) ? 1 : 0;
+    m.historicalCount += now - (m.historical[at] as number);
+    m.historical[at] = now;
+  }
 }
 
 /** The distances of every vector, its signs read from their file and compared a block at a time. */
