@@ -13,15 +13,15 @@ import { readMemory } from './readMemory';
 import { searchHistory, type SearchHistoryInput } from './searchHistory';
 import { searchMemory, type SearchMemoryInput } from './searchMemory';
 
+/** Memories taken from the semantic ranking into get_context's fusion. */
+export const SEMANTIC_CANDIDATES = 200;
+
 /**
  * The memory tools beyond saving and keyword search: recall within a budget, meaning search,
  * promoted history, entities, the map, one memory in full, and retiring and restoring. Each
  * lives in its own module; this class only hands them the store, the vault and the semantic
  * index, so a tool module sees one service.
  */
-/** Memories taken from the semantic ranking into get_context's fusion. */
-export const SEMANTIC_CANDIDATES = 200;
-
 export class RecallService {
   private readonly counts = new DocumentCounts();
 
