@@ -15,7 +15,9 @@ const MAX_PAGE = 65536;
  * A page is one small read; a load is a read of the whole chunk (64 pages of 4 KB) plus the
  * chunk it pushes out. On a store larger than the cache most dropped chunks are asked for a
  * page or two and then dropped again before a third, so loading each on the first ask was
- * nearly all waste; a chunk asked for this many pages is one a query is walking through.
+ * nearly all waste; a chunk asked for this many pages is one a query is walking through. A
+ * page asked right after the one before it is a scan walking the file, which reads the whole
+ * chunk: it is loaded at once, where page by page it cost a read per page on top of the load.
  */
 const PAGES_BEFORE_LOAD = 16;
 
@@ -91,6 +93,8 @@ export class PagedContents {
   private evicted = new Uint8Array(0);
   /** Per chunk, the pages read from its copy since it was last dropped (PAGES_BEFORE_LOAD). */
   private pagesFromCopy = new Uint8Array(0);
+  /** Where the last read ended: a read starting there continues a scan. */
+  private lastReadEnd = -1;
   private evictions = 0;
   private reloads = 0;
   /**
@@ -335,7 +339,9 @@ export class PagedContents {
     if (end - start > MAX_PAGE) this.detached = true; // a whole-file copy: the file system is replacing us
     const cb = this.chunkBytes;
     const first = Math.floor(start / cb);
-    if (end <= (first + 1) * cb) return this.pageFromCopy(first, start - first * cb, end - start) ?? this.chunk(first).subarray(start - first * cb, end - first * cb);
+    const scanning = start === this.lastReadEnd;
+    this.lastReadEnd = end;
+    if (end <= (first + 1) * cb) return (scanning ? undefined : this.pageFromCopy(first, start - first * cb, end - start)) ?? this.chunk(first).subarray(start - first * cb, end - first * cb);
     const out = new Uint8Array(Math.max(0, end - start));
     for (let at = start; at < end; ) {
       const i = Math.floor(at / cb);
