@@ -8,15 +8,17 @@ import { lcmGrepTool } from '../src/core/tools/lcmGrep';
 import { compilePattern } from '../src/core/lcm/regexPattern';
 import { BLOCK_EVENTS, blocksHolding, INLINE_GRAMS, inlineGramKeys } from '../src/core/lcm/inlineGrams';
 import { queryRows } from '../src/core/store/sqlite';
+import { printNativeCallers, printSelfTime, profiled } from './cpuProfile';
 import { median, nowMs, table } from './stats';
 
 /**
- * `--child scale-diag <store home> regex|fulltext|grams|rechunk [--reps 4] [--grouped] [--pats a||b] [--chunk-kb 256]`:
+ * `--child scale-diag <store home> regex|fulltext|grams|rechunk [--reps 4] [--grouped] [--pats a||b] [--chunk-kb 256] [--profile]`:
  * lcm_grep on a kept store (the scale section's `--scale-dir <dir>/store`, best a copy of it, as
  * the calls write blob filters and hints beside it), per pattern: wall time, the process's CPU
  * time (which the machine's load changes far less) and the snapshot chunks decompressed again
  * (memory_status's reloads), under whatever RECOLLECT_MEMORY_BUDGET_MB says. --grouped runs
  * each pattern's calls back to back, as section 5 does; otherwise each round runs every pattern.
+ * --profile adds one call of each under V8's profiler (self time, and the callers of native time).
  * `rechunk` re-encodes the store's snapshot with another chunk size (same database); `grams`
  * prints the inline gram filter's size and, per pattern, the blocks it lets through.
  */
@@ -71,6 +73,14 @@ export async function scaleDiagChild(home: string, what: string, argv: readonly 
     const sum = (m: Map<string, number[]>) => [...m.values()].reduce((a, v) => a + median(v), 0);
     console.log(`sum of p50: wall ${f(sum(wall))} ms, cpu ${f(sum(cpu))} ms; reloads ${[...reloads.values()].reduce((a, b) => a + b, 0)}; load ${load()}`);
     console.log(`cache ${JSON.stringify(s.store.memoryStatus().cache)} ${JSON.stringify(s.store.fileStats)}`);
+    if (argv.includes('--profile')) {
+      // One more call of each pattern under the profiler: where a warm call spends its time.
+      const { profile } = await profiled(async () => {
+        for (const p of patterns) await lcmGrepTool.run(input(p), s, CTX);
+      });
+      printSelfTime(profile, 25);
+      printNativeCallers(profile, 4, 6);
+    }
   } finally {
     s.store.close();
   }
