@@ -59,6 +59,38 @@ describe('ranking memories', () => {
       }
     }
   });
+
+  it('takes the refs of fact and entry hits from their keys and reads only the chunks\', with the same candidates and rows as reading every ref', async () => {
+    // Rules the permission question below must lead with when the ranking by meaning finds them.
+    for (let i = 0; i < 6; i++) await call(s, 'remember', { statement: `rule ${i}`, subject: `change ${i}`, predicate: 'rule', object: 'ask before touching the cache layer' });
+    const db = s.store.db;
+    // Hits as the ranking by meaning returns them: each live memory's vector key with its docid.
+    const live = queryRows(
+      db,
+      `SELECT 'fact:' || id AS key, fts_docid AS docid FROM facts WHERE retired_at IS NULL AND fts_docid IS NOT NULL
+       UNION ALL SELECT id, fts_docid FROM notes WHERE retired_at IS NULL AND fts_docid IS NOT NULL
+       UNION ALL SELECT 'chunk:' || file_id || ':' || seq, fts_docid FROM note_chunks WHERE fts_docid IS NOT NULL
+       ORDER BY docid`,
+    ).map((r) => ({ key: String(r.key), docid: Number(r.docid) }));
+    for (const prefix of ['fact:', 'entry:', 'chunk:']) expect(live.some((h) => h.key.startsWith(prefix)), prefix).toBe(true);
+    for (const query of ['staging deploy runbook', 'which service uses the billing database', 'May I change the cache layer?']) {
+      const lexical = keywordMatches(db, s.store.version, s.store.now, contentWords(query), undefined, 800, new DocumentCounts());
+      const picked = live.filter((_, i) => i % 3 === query.length % 3);
+      const byKey: NearestHit[] = picked.map((h, i) => ({ ...h, similarity: 0.85 - i * 0.005 }));
+      // The same hits under keys that say nothing, so every ref is read from the index.
+      const opaque: NearestHit[] = byKey.map((h) => ({ ...h, key: `k${h.docid}` }));
+      for (const neighbours of [true, false]) expect(rankMemories(db, lexical.hits, byKey, neighbours), query).toEqual(rankMemories(db, lexical.hits, opaque, neighbours));
+      const refs = new Map(queryRows(db, `SELECT docid, ref FROM ${MEMORY_FTS}`).map((r) => [Number(r.docid), String(r.ref)]));
+      for (const c of rankMemories(db, lexical.hits, byKey, true)) expect(c.ref).toBe(refs.get(c.docid));
+      const withKeys = byQuery(db, lexical, byKey, query, undefined, 800);
+      const withReads = byQuery(db, lexical, opaque, query, undefined, 800);
+      expect(withKeys.facts.length).toBeGreaterThan(0);
+      expect(Array.from({ length: withKeys.facts.length }, (_, i) => withKeys.facts.row(i))).toEqual(Array.from({ length: withReads.facts.length }, (_, i) => withReads.facts.row(i)));
+      expect(withKeys.notes).toEqual(withReads.notes);
+      expect(withKeys.rulesFirst).toBe(withReads.rulesFirst);
+      if (query.startsWith('May')) expect(withKeys.rulesFirst).toBe(true);
+    }
+  });
 });
 
 describe('what get_context reads', () => {

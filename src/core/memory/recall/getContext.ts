@@ -150,13 +150,18 @@ export function byQuery(db: Database, lexical: KeywordMatches, semantic: readonl
   const all = rankMemories(db, lexical.hits, semantic, true, ahead?.around);
   let notesSeen = 0;
   const ranked = all.filter((c) => c.ref.startsWith('fact:') || notesSeen++ < limit * 2);
-  const facts = withRead(ahead?.facts, ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5)), (ids) => liveFacts(db, ids));
+  const rules = asksPermission(query);
+  // A fact the ranking by meaning returned with a docid was read from its live, current row just
+  // now (semanticCorpora's resolveKeys); its predicate is read only where rules are looked for.
+  const liveByMeaning = new Set(rules ? [] : semantic.filter((h) => h.docid !== null && h.key.startsWith('fact:')).map((h) => h.key.slice(5)));
+  const factRefs = ranked.filter((c) => c.ref.startsWith('fact:')).map((c) => c.ref.slice(5));
+  const facts = withRead(ahead?.facts, factRefs.filter((id) => !liveByMeaning.has(id)), (ids) => liveFacts(db, ids));
   const entries = withRead(ahead?.entries, ranked.filter((c) => c.ref.startsWith('entry:')).map((c) => c.ref), (ids) => liveEntries(db, ids));
   const chunks = withRead(ahead?.chunks, ranked.filter((c) => c.ref.startsWith('note:')).map((c) => c.docid), (docids) => chunksByDocids(db, docids));
   const factIds: string[] = [];
   const notes: NoteCandidate[] = [];
   for (const c of ranked) {
-    if (c.ref.startsWith('fact:') && facts.has(c.ref.slice(5))) factIds.push(c.ref.slice(5));
+    if (c.ref.startsWith('fact:') && (facts.has(c.ref.slice(5)) || liveByMeaning.has(c.ref.slice(5)))) factIds.push(c.ref.slice(5));
     const entryScope = c.ref.startsWith('entry:') ? entries.get(c.ref) : undefined;
     const chunk = entryScope === undefined && !c.ref.startsWith('entry:') ? chunks.get(c.docid) : undefined;
     const noteScope = entryScope ?? chunk?.scope;
@@ -165,7 +170,7 @@ export function byQuery(db: Database, lexical: KeywordMatches, semantic: readonl
   }
   const unranked = lexical.unranked;
   const noteRows = new NoteRows(db, notes);
-  if (!asksPermission(query)) return { facts: new FactRows(db, factIds), notes: noteRows, rulesFirst: false, unranked };
+  if (!rules) return { facts: new FactRows(db, factIds), notes: noteRows, rulesFirst: false, unranked };
   // Rules that share the request's words lead (in the scorer's order), then the newest others.
   const matched = factIds.filter((id) => RULE_PREDICATES.includes(facts.get(id) as string));
   const seen = new Set(matched);

@@ -59,7 +59,21 @@ export function noteLimit(maxTokens: number): number {
  */
 export function rankMemories(db: Database, keyword: readonly Ranked[], semantic: readonly NearestHit[], neighbours: boolean, read?: ReadAround): Candidate[] {
   const base = fuseScores(keyword, semantic);
-  return neighbours ? withNeighbours(db, base, read) : sortedCandidates(base, refsOf(db, [...base.keys()]));
+  const known = refsByMeaning(semantic);
+  return neighbours ? withNeighbours(db, base, known, read) : sortedCandidates(base, refsOf(db, [...base.keys()], known));
+}
+
+/**
+ * The refs of the semantic hits that need no read: a fact's vector key is `fact:<id>` and a
+ * day-log entry's is its id, which is what their memory_fts rows hold as ref (semanticCorpora's
+ * MEMORY_ITEMS; memorySchema.ts and vault/indexRows.ts write the rows), and a hit with a docid
+ * was resolved from its live row. A note chunk's key names its file and place, its ref the
+ * note's path, so a chunk's ref is read.
+ */
+function refsByMeaning(semantic: readonly NearestHit[]): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const h of semantic) if (h.docid !== null && (h.key.startsWith('fact:') || h.key.startsWith('entry:'))) out.set(h.docid, h.key);
+  return out;
 }
 
 export interface Candidate {
@@ -77,14 +91,14 @@ export interface ReadAround {
 }
 
 /** What crediting neighbours needs of these rows (refsOf and neighbourDocids are per row, so reading some early changes nothing). */
-export function readAround(db: Database, docids: readonly number[], had?: ReadAround): ReadAround {
+export function readAround(db: Database, docids: readonly number[], had?: ReadAround, known?: ReadonlyMap<number, string>): ReadAround {
   const asked = new Set(had?.asked);
   const refs = new Map(had?.refs);
   const around = new Map(had?.around);
   const fresh = docids.filter((d) => !asked.has(d));
   if (!fresh.length) return { asked, refs, around };
   for (const d of fresh) asked.add(d);
-  const found = refsOf(db, fresh);
+  const found = refsOf(db, fresh, known);
   for (const [d, r] of found) refs.set(d, r);
   const entryIds = fresh.map((d) => found.get(d) ?? '').filter((r) => r.startsWith('entry:'));
   const chunkDocids = fresh.filter((d) => (found.get(d) ?? '').startsWith('note:'));
@@ -93,9 +107,9 @@ export function readAround(db: Database, docids: readonly number[], had?: ReadAr
 }
 
 /** The candidates with what was written next to them in the same day log or note credited (fusion.ts). */
-function withNeighbours(db: Database, base: ReadonlyMap<number, number>, had?: ReadAround): Candidate[] {
+function withNeighbours(db: Database, base: ReadonlyMap<number, number>, known: ReadonlyMap<number, string>, had?: ReadAround): Candidate[] {
   if (!base.size) return [];
-  const { refs, around } = readAround(db, [...base.keys()], had);
+  const { refs, around } = readAround(db, [...base.keys()], had, known);
   const score = creditNeighbours(base, around);
   for (const [d, r] of refsOf(db, [...score.keys()].filter((d) => !refs.has(d)))) refs.set(d, r);
   return sortedCandidates(score, refs);
@@ -108,8 +122,11 @@ function sortedCandidates(score: ReadonlyMap<number, number>, refs: ReadonlyMap<
     .sort((a, b) => b.score - a.score || b.docid - a.docid);
 }
 
-function refsOf(db: Database, docids: readonly number[]): Map<number, string> {
+/** The memory_fts ref of each of `docids` that has a row, those in `known` taken from it. */
+function refsOf(db: Database, docids: readonly number[], known?: ReadonlyMap<number, string>): Map<number, string> {
   const out = new Map<number, string>();
-  if (docids.length) readByDocid(db, MEMORY_FTS, docids, ['ref'], false, (v) => out.set(Number(v[0]), String(v[1])));
+  const unknown = known?.size ? docids.filter((d) => !known.has(d)) : docids;
+  if (unknown.length) readByDocid(db, MEMORY_FTS, unknown, ['ref'], false, (v) => out.set(Number(v[0]), String(v[1])));
+  if (known?.size) for (const d of docids) if (known.has(d)) out.set(d, known.get(d) as string);
   return out;
 }
