@@ -48,12 +48,18 @@ export const FORGOTTEN_MIGRATION = `
 /**
  * The touched search indexes are merged into one segment each after the deletes: an FTS4 delete
  * only adds a tombstone in a new segment, so the words of a forgotten text would otherwise stay in
- * the old segments and in every snapshot written after. (Freed pages are zeroed by every
- * connection's secure_delete: tuneConnection.)
+ * the old segments and in every snapshot written after. What a forget frees is zeroed as it is
+ * freed (secure_delete ON for its statements, where other writes run FAST: tuneConnection), so
+ * every process that applies it drops the text from its memory at once, not at its next snapshot.
  */
 function purging(db: Database, tables: readonly string[], fn: () => void): void {
-  fn();
-  for (const t of tables) db.run(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
+  db.exec('PRAGMA secure_delete = ON');
+  try {
+    fn();
+    for (const t of tables) db.run(`INSERT INTO ${t}(${t}) VALUES ('optimize')`);
+  } finally {
+    db.exec('PRAGMA secure_delete = FAST');
+  }
 }
 
 export function applySessionsForgotten(db: Database, op: Operation): void {

@@ -6,6 +6,7 @@ import { ChunkSpill } from './chunkSpill';
 import type { PagedFrame } from './pagedFrame';
 import { ReadOrder } from './hotChunks';
 import { ioError } from './damagedRead';
+import { FreePageCleaner, freeList, type FreeList } from './freePages';
 
 /** SQLite never reads or writes more than one page (at most 64 KB) of the main database at once. */
 const MAX_PAGE = 65536;
@@ -114,6 +115,8 @@ export class PagedContents {
   private readonly spill: ChunkSpill | undefined;
   /** Uncompressed copies of clean chunks the cache dropped (chunkCopies.ts). */
   private readonly copies: ChunkCopies | undefined;
+  /** Which free pages may still hold deleted bytes; a capture zeroes them (freePages.ts). */
+  private readonly freePages = new FreePageCleaner();
   /** The read-ahead's worker while it runs; a query needing a chunk first takes what it finished. */
   private reader: ChunkReader | undefined;
   /** Chunks a query had to decompress itself, on the main thread, because no read-ahead had them yet. */
@@ -360,6 +363,7 @@ export class PagedContents {
       const i = Math.floor(at / cb);
       const n = Math.min(bytes.length - done, (i + 1) * cb - at);
       this.chunk(i).set(bytes.subarray(done, done + n), at - i * cb);
+      this.freePages.wrote(at, n);
       this.versions[i] = (this.versions[i] ?? 0) + 1;
       this.dirty.add(i);
       this.unsaved.add(i);
@@ -562,6 +566,12 @@ export class PagedContents {
    */
   capture(options: { copy?: boolean } = {}): Capture {
     const copy = options.copy ?? true;
+    this.freePages.beforeSnapshot(
+      (offset, length) => Buffer.from(this.subarray(offset, offset + length)),
+      this.size,
+      () => this.snapshotFreeList(),
+      (offset, length) => this.set(new Uint8Array(length), offset),
+    );
     if (copy) this.spillUnsaved();
     const cb = this.chunkBytes;
     const count = Math.ceil(this.size / cb);
@@ -600,6 +610,26 @@ export class PagedContents {
       },
       done: () => reader?.done(),
     };
+  }
+
+  /**
+   * The free list of the snapshot these contents were read from, read from the file itself (its
+   * chunks are not loaded into the cache); undefined when it cannot be read, and every page free
+   * now is then zeroed.
+   */
+  private snapshotFreeList(): FreeList | undefined {
+    const cb = this.chunkBytes;
+    let held: { index: number; data: Buffer } | undefined;
+    const read = (offset: number, length: number): Uint8Array => {
+      const index = Math.floor(offset / cb);
+      if (held?.index !== index) held = { index, data: this.frame.load(index, Buffer.alloc(cb)) };
+      return held.data.subarray(offset - index * cb, offset - index * cb + length);
+    };
+    try {
+      return freeList(read, this.frame.size);
+    } catch {
+      return undefined;
+    }
   }
 
   /**

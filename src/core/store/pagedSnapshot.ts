@@ -3,6 +3,7 @@ import type { Capture } from './pagedContents';
 import { compressChunk, compressChunkSync, encodePaged, encodePagedSync, PagedFrame } from './pagedFrame';
 import { SnapshotWriter } from './snapshotWriter';
 import { replaceFileDurably } from './durableFile';
+import { zeroFreePagesIn } from './freePages';
 
 /** The checked first chunk of a freshly opened frame, handed on so it is not read twice. */
 export interface OpenedFrame {
@@ -85,12 +86,14 @@ function reopenWritten(file: string, headerHash: Buffer): PagedFrame | undefined
   return undefined;
 }
 
-/** A whole database (an export, a rebuilt store) as a snapshot. */
+/** A whole database (an export, a rebuilt store) as a snapshot, its free pages zeroed (freePages.ts). */
 export function writePagedSnapshot(file: string, data: Uint8Array): void {
+  zeroFreePagesIn(data);
   replaceFileDurably(file, Buffer.concat(encodePagedSync(data)));
 }
 
 export async function writePagedSnapshotInBackground(file: string, data: Uint8Array, stillWanted: () => boolean): Promise<void> {
+  zeroFreePagesIn(data);
   const parts = await encodePaged(data);
   if (stillWanted()) replaceFileDurably(file, Buffer.concat(parts));
 }

@@ -168,9 +168,11 @@ export class Conditions {
 export function tuneConnection(db: Database, cacheBytes = 64 * 1024 * 1024): void {
   db.exec(`PRAGMA cache_size = -${Math.max(1024, Math.floor(cacheBytes / 1024))}`);
   db.exec('PRAGMA temp_store = MEMORY');
-  // What a row held is zeroed when it is deleted or overwritten, so the snapshot a process exports
-  // (free pages included) never carries text a person forgot, or an older copy of any row.
-  db.exec('PRAGMA secure_delete = ON');
+  // What a row held is zeroed in the pages SQLite writes anyway; the pages it frees are zeroed
+  // before a snapshot is written (freePages.ts), not inside the transaction, whose in-memory
+  // journal would keep a copy of each. So no snapshot carries text a person forgot, or an older
+  // copy of any row.
+  db.exec('PRAGMA secure_delete = FAST');
   db.exec('PRAGMA journal_mode = MEMORY');
   db.exec('PRAGMA locking_mode = EXCLUSIVE');
 }
