@@ -566,11 +566,18 @@ export class PagedContents {
    */
   capture(options: { copy?: boolean } = {}): Capture {
     const copy = options.copy ?? true;
+    // Zeroing a free page loads and writes its chunk; after many merges that is many chunks, so
+    // they go to the spill as they pile up, as written chunks do between checkpoints.
+    let zeros = new Uint8Array(0);
     this.freePages.beforeSnapshot(
       (offset, length) => Buffer.from(this.subarray(offset, offset + length)),
       this.size,
       () => this.snapshotFreeList(),
-      (offset, length) => this.set(new Uint8Array(length), offset),
+      (offset, length) => {
+        if (zeros.length < length) zeros = new Uint8Array(length);
+        this.set(zeros.subarray(0, length), offset);
+        if (this.unsaved.size * this.chunkBytes > this.cacheBytes / 4) this.spillUnsaved();
+      },
     );
     if (copy) this.spillUnsaved();
     const cb = this.chunkBytes;
