@@ -58,7 +58,7 @@ export function zeroFreePagesIn(data: Uint8Array): void {
 }
 
 /** A growable set of small non-negative integers. */
-export class BitSet {
+class BitSet {
   private bits = new Uint32Array(0);
 
   has(n: number): boolean {
@@ -105,11 +105,6 @@ export class BitSet {
 
   clear(): void {
     this.bits = new Uint32Array(0);
-  }
-
-  /** Bytes held. */
-  get byteLength(): number {
-    return this.bits.byteLength;
   }
 }
 
