@@ -11,6 +11,8 @@
  * snapshot never carries what was deleted, nor an older copy of any row.
  */
 
+import type { PagedFrame } from './pagedFrame';
+
 export interface FreeList {
   pageSize: number;
   /** Free pages that hold nothing SQLite reads (1-based page numbers). */
@@ -47,6 +49,25 @@ export function freeList(read: (offset: number, length: number) => Uint8Array, s
     trunk = u32(page, 0);
   }
   return out;
+}
+
+/**
+ * The free list of a snapshot, read from its file (the chunks are decompressed here, not loaded
+ * into any cache); undefined when it cannot be read, and every page free now is then zeroed.
+ */
+export function snapshotFreeList(frame: PagedFrame): FreeList | undefined {
+  const cb = frame.chunkBytes;
+  let held: { index: number; data: Buffer } | undefined;
+  const read = (offset: number, length: number): Uint8Array => {
+    const index = Math.floor(offset / cb);
+    if (held?.index !== index) held = { index, data: frame.load(index, Buffer.alloc(cb)) };
+    return held.data.subarray(offset - index * cb, offset - index * cb + length);
+  };
+  try {
+    return freeList(read, frame.size);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Zeroes in `data` (a whole database file) every free page and every free-list page past its entries. */

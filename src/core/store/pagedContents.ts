@@ -6,7 +6,7 @@ import { ChunkSpill } from './chunkSpill';
 import type { PagedFrame } from './pagedFrame';
 import { ReadOrder } from './hotChunks';
 import { ioError } from './damagedRead';
-import { FreePageCleaner, freeList, type FreeList } from './freePages';
+import { FreePageCleaner, snapshotFreeList } from './freePages';
 
 /** SQLite never reads or writes more than one page (at most 64 KB) of the main database at once. */
 const MAX_PAGE = 65536;
@@ -572,7 +572,7 @@ export class PagedContents {
     this.freePages.beforeSnapshot(
       (offset, length) => Buffer.from(this.subarray(offset, offset + length)),
       this.size,
-      () => this.snapshotFreeList(),
+      () => snapshotFreeList(this.frame),
       (offset, length) => {
         if (zeros.length < length) zeros = new Uint8Array(length);
         this.set(zeros.subarray(0, length), offset);
@@ -617,26 +617,6 @@ export class PagedContents {
       },
       done: () => reader?.done(),
     };
-  }
-
-  /**
-   * The free list of the snapshot these contents were read from, read from the file itself (its
-   * chunks are not loaded into the cache); undefined when it cannot be read, and every page free
-   * now is then zeroed.
-   */
-  private snapshotFreeList(): FreeList | undefined {
-    const cb = this.chunkBytes;
-    let held: { index: number; data: Buffer } | undefined;
-    const read = (offset: number, length: number): Uint8Array => {
-      const index = Math.floor(offset / cb);
-      if (held?.index !== index) held = { index, data: this.frame.load(index, Buffer.alloc(cb)) };
-      return held.data.subarray(offset - index * cb, offset - index * cb + length);
-    };
-    try {
-      return freeList(read, this.frame.size);
-    } catch {
-      return undefined;
-    }
   }
 
   /**
