@@ -86,6 +86,7 @@ describe('history_fts over the events (external content)', () => {
     expect(expected.index.length).toBeGreaterThan(100);
     expect(expected.events.some((e) => e.created_at === null && e.indexed_at !== null)).toBe(true); // fallback times travel too
     const SQL = await loadSqlJs(WASM_PATH);
+    s.store.checkpoint(); // ends a write batch a background pass may have open, which export() refuses
     const db = new SQL.Database(s.store.db.export());
     s.store.close();
     toOwnContentLayout(db);
